@@ -1,0 +1,36 @@
+# Developer and CI entry points. `make test` is the gate .ci/run runs; `make unit` needs no services.
+GO ?= go
+SERVICES := e2e/services.sh
+
+# require,PATH stops the target with a clear message while PATH (written by someone else) is missing.
+require = @test -e $(1) || { echo "make $@: $(1) does not exist yet" >&2; exit 1; }
+
+.PHONY: build services services-stop test unit conformance bench demo
+
+build:
+	CGO_ENABLED=0 $(GO) build -o bin/cdcd ./cmd/cdcd
+
+services:
+	$(SERVICES) start all
+
+services-stop:
+	$(SERVICES) stop all
+
+# -p 1: packages share the real services (and the topics and slots on them), so they take turns.
+test: services
+	CDCD_E2E=1 $(GO) test -count=1 -p 1 -timeout 45m ./...
+
+unit:
+	env -u CDCD_E2E $(GO) test ./...
+
+conformance:
+	$(call require,e2e/debezium/conformance.sh)
+	bash e2e/debezium/conformance.sh
+
+bench:
+	$(call require,e2e/bench.sh)
+	bash e2e/bench.sh
+
+demo:
+	$(call require,e2e/demo)
+	$(GO) run ./e2e/demo

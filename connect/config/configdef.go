@@ -1,0 +1,324 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Type is a ConfigDef.Type; its String() is the name Connect shows in
+// ConfigKeyInfo.type.
+type Type int
+
+const (
+	Boolean Type = iota
+	String
+	Int
+	Short
+	Long
+	Double
+	List
+	Class
+	PasswordType
+)
+
+var typeNames = [...]string{"BOOLEAN", "STRING", "INT", "SHORT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD"}
+
+func (t Type) String() string {
+	if int(t) < len(typeNames) {
+		return typeNames[t]
+	}
+	return "UNKNOWN"
+}
+
+// Importance is ConfigDef.Importance.
+type Importance int
+
+const (
+	High Importance = iota
+	Medium
+	Low
+)
+
+func (i Importance) String() string {
+	return [...]string{"HIGH", "MEDIUM", "LOW"}[i%3]
+}
+
+// Width is ConfigDef.Width; the zero value is NONE, Kafka's default.
+type Width int
+
+const (
+	WidthNone Width = iota
+	WidthShort
+	WidthMedium
+	WidthLong
+)
+
+func (w Width) String() string {
+	return [...]string{"NONE", "SHORT", "MEDIUM", "LONG"}[w%4]
+}
+
+// Password is a parsed PASSWORD value. It prints as "[hidden]" wherever it
+// is formatted, like Kafka's Password, so it cannot leak into logs by accident.
+type Password string
+
+const hiddenValue = "[hidden]"
+
+func (Password) String() string { return hiddenValue }
+
+// Reveal returns the secret itself, for the one place that needs it.
+func (p Password) Reveal() string { return string(p) }
+
+// Key defines one setting, as ConfigDef.ConfigKey does.
+//
+// Parsed values have these Go types: BOOLEAN bool, STRING and CLASS string,
+// INT int32, SHORT int16, LONG int64, DOUBLE float64, LIST []string,
+// PASSWORD Password; a null value is nil.
+type Key struct {
+	Name string
+	Type Type
+	// Required keys have no default ("Missing required configuration").
+	Required bool
+	// Default is the default's text, parsed by Type like any value; nil on a
+	// key that is not Required is Kafka's null default.
+	Default      *string
+	Importance   Importance
+	Doc          string
+	Group        string // "" is Kafka's null group
+	OrderInGroup int    // Kafka uses -1 for keys outside any group
+	Width        Width
+	DisplayName  string
+	Dependents   []string
+	Validator    Validator
+	// Recommended values are reported as recommended_values in ConfigInfos.
+	Recommended []string
+}
+
+// Ptr returns a pointer to s, for Key.Default.
+func Ptr(s string) *string { return &s }
+
+// Validator checks a parsed value (nil when unset with a null default or
+// when parsing failed, as in Kafka) and returns the message to report.
+type Validator func(name string, value any) error
+
+// ParseValue converts raw text to the Go value of t with Kafka's
+// ConfigDef.parseType rules and messages: the text is trimmed first,
+// booleans are case-insensitive, numbers follow Java's parsers, LIST splits
+// on commas with surrounding whitespace and keeps empty trailing items.
+func ParseValue(name, raw string, t Type) (any, error) {
+	s := javaTrim(raw)
+	switch t {
+	case Boolean:
+		switch {
+		case strings.EqualFold(s, "true"):
+			return true, nil
+		case strings.EqualFold(s, "false"):
+			return false, nil
+		}
+		return nil, &ConfigError{Name: name, Value: raw, Message: "Expected value to be either true or false"}
+	case PasswordType:
+		return Password(s), nil
+	case String:
+		return s, nil
+	case Int, Short, Long:
+		bits := map[Type]int{Int: 32, Short: 16, Long: 64}[t]
+		n, err := strconv.ParseInt(s, 10, bits)
+		if err != nil {
+			return nil, notANumber(name, raw, t)
+		}
+		switch t {
+		case Int:
+			return int32(n), nil
+		case Short:
+			return int16(n), nil
+		}
+		return n, nil
+	case Double:
+		f, ok := parseJavaDouble(s)
+		if !ok {
+			return nil, notANumber(name, raw, t)
+		}
+		return f, nil
+	case List:
+		if s == "" {
+			return []string{}, nil
+		}
+		return listSeparator.Split(s, -1), nil
+	case Class:
+		if s == "" {
+			return nil, &ConfigError{Name: name, Value: raw, Message: "Class " + raw + " could not be found."}
+		}
+		return s, nil
+	}
+	return nil, fmt.Errorf("configuration %s: unknown type %d", name, t)
+}
+
+func notANumber(name, raw string, t Type) error {
+	return &ConfigError{Name: name, Value: raw, Message: "Not a number of type " + t.String()}
+}
+
+// listSeparator is Kafka's COMMA_WITH_WHITESPACE; \s in Java is ASCII only.
+var listSeparator = regexp.MustCompile(`[ \t\n\x0B\f\r]*,[ \t\n\x0B\f\r]*`)
+
+// javaDoubleSyntax is the grammar Double.parseDouble accepts (on trimmed
+// text): NaN, Infinity, decimal or hex floats, an optional d/f suffix.
+var javaDoubleSyntax = regexp.MustCompile(`^[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|0[xX]([0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)$`)
+
+func parseJavaDouble(s string) (float64, bool) {
+	if !javaDoubleSyntax.MatchString(s) {
+		return 0, false
+	}
+	if !strings.HasSuffix(s, "NaN") && !strings.HasSuffix(s, "Infinity") {
+		s = strings.TrimRight(s, "fFdD")
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		// Java rounds overflow to Infinity instead of failing.
+		var numErr *strconv.NumError
+		if errors.As(err, &numErr) && errors.Is(numErr.Err, strconv.ErrRange) {
+			return f, true
+		}
+		return 0, false
+	}
+	return f, true
+}
+
+// FormatValue renders a parsed value as ConfigDef.convertToString does for
+// ConfigInfos: LIST joined by ",", PASSWORD as "[hidden]", nil as null (false).
+func FormatValue(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "", false
+	case []string:
+		return strings.Join(x, ","), true
+	}
+	return javaString(v), true
+}
+
+// AtLeast is Kafka's Range.atLeast for integer settings.
+func AtLeast(min int64) Validator { return rangeValidator(&min, nil) }
+
+// Between is Kafka's Range.between (inclusive) for integer settings.
+func Between(min, max int64) Validator { return rangeValidator(&min, &max) }
+
+func rangeValidator(min, max *int64) Validator {
+	return func(name string, value any) error {
+		n, ok := asInt64(value)
+		if !ok {
+			return &ConfigError{Name: name, Message: "Value must be non-null"}
+		}
+		if min != nil && n < *min {
+			return &ConfigError{Name: name, Value: value, Message: "Value must be at least " + strconv.FormatInt(*min, 10)}
+		}
+		if max != nil && n > *max {
+			return &ConfigError{Name: name, Value: value, Message: "Value must be no more than " + strconv.FormatInt(*max, 10)}
+		}
+		return nil
+	}
+}
+
+func asInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	}
+	return 0, false
+}
+
+// ValidString is Kafka's ConfigDef.ValidString: an exact, case-sensitive match.
+func ValidString(allowed ...string) Validator {
+	return func(name string, value any) error {
+		if s, ok := value.(string); ok && contains(allowed, s) {
+			return nil
+		}
+		return &ConfigError{Name: name, Value: value, Message: "String must be one of: " + strings.Join(allowed, ", ")}
+	}
+}
+
+// CaseInsensitiveValidString is Kafka's ConfigDef.CaseInsensitiveValidString.
+// Its message lists the upper-cased values in Java HashSet order, as Kafka's does.
+func CaseInsensitiveValidString(allowed ...string) Validator {
+	upper := make([]string, len(allowed))
+	for i, a := range allowed {
+		upper[i] = strings.ToUpper(a)
+	}
+	listed := strings.Join(javaHashSetOrder(upper), ", ")
+	return func(name string, value any) error {
+		if s, ok := value.(string); ok {
+			for _, a := range allowed {
+				if strings.EqualFold(a, s) {
+					return nil
+				}
+			}
+		}
+		return &ConfigError{Name: name, Value: value, Message: "String must be one of (case insensitive): " + listed}
+	}
+}
+
+// OneOf checks an enumerated setting the way Debezium's EnumRecommender does:
+// the trimmed value, lower-cased, must be one of the (lower-case) literals;
+// a null value passes. Its message is Debezium's "Value must be one of a, b".
+func OneOf(literals ...string) Validator {
+	return func(name string, value any) error {
+		if value == nil {
+			return nil
+		}
+		s := strings.ToLower(javaTrim(javaString(value)))
+		if contains(literals, s) {
+			return nil
+		}
+		return &ConfigError{Name: name, Value: value, Message: "Value must be one of " + strings.Join(literals, ", ")}
+	}
+}
+
+// NonEmptyString is Kafka's ConfigDef.NonEmptyString: null passes, "" fails.
+func NonEmptyString() Validator {
+	return func(name string, value any) error {
+		if s, ok := value.(string); ok && s == "" {
+			return &ConfigError{Name: name, Value: value, Message: "String must be non-empty"}
+		}
+		return nil
+	}
+}
+
+// RegexList checks that every item of a LIST setting compiles as a regular
+// expression (Go's RE2 syntax, which is what cdcd will match with).
+func RegexList() Validator {
+	return func(name string, value any) error {
+		items, _ := value.([]string)
+		for _, item := range items {
+			if _, err := regexp.Compile(item); err != nil {
+				return &ConfigError{Name: name, Value: value, Message: "Syntax error in regular expression: " + err.Error()}
+			}
+		}
+		return nil
+	}
+}
+
+// All runs validators in order and stops at the first failure, as Kafka's
+// CompositeValidator does.
+func All(validators ...Validator) Validator {
+	return func(name string, value any) error {
+		for _, v := range validators {
+			if err := v(name, value); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,321 @@
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Provider class names Connect users write in config.providers.<name>.class.
+const (
+	EnvVarProviderClass    = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
+	FileProviderClass      = "org.apache.kafka.common.config.provider.FileConfigProvider"
+	DirectoryProviderClass = "org.apache.kafka.common.config.provider.DirectoryConfigProvider"
+)
+
+// Provider looks up values for ${name:path:key} placeholders, as Kafka's
+// ConfigProvider.get(path, keys). Keys it does not know are left out of the
+// result (the placeholder then stays as written); an error aborts resolution.
+type Provider interface {
+	Get(path string, keys []string) (map[string]string, error)
+}
+
+// Providers maps provider names (the "env" of ${env:KEY}) to providers.
+type Providers map[string]Provider
+
+// NewProviders builds the providers a worker config declares, as Kafka's
+// AbstractConfig.instantiateConfigProviders: config.providers names them
+// (split on ',' without trimming, as Kafka does there), each needs
+// config.providers.<name>.class, and config.providers.<name>.param.* are
+// its settings. A listed name without a class is skipped, so its
+// placeholders stay unresolved; an unsupported class is an error.
+// environ supplies the environment for the env provider (os.Environ format).
+func NewProviders(worker map[string]string, environ []string) (Providers, error) {
+	list := worker["config.providers"]
+	providers := Providers{}
+	if list == "" {
+		return providers, nil
+	}
+	for _, name := range strings.Split(list, ",") {
+		classKey := "config.providers." + name + ".class"
+		class, ok := worker[classKey]
+		if !ok {
+			continue
+		}
+		params := paramsWithPrefix(worker, "config.providers."+name+".param.")
+		p, err := newProvider(classKey, class, params, environ)
+		if err != nil {
+			return nil, err
+		}
+		providers[name] = p
+	}
+	return providers, nil
+}
+
+func paramsWithPrefix(cfg map[string]string, prefix string) map[string]string {
+	out := map[string]string{}
+	for k, v := range cfg {
+		if rest, ok := strings.CutPrefix(k, prefix); ok {
+			out[rest] = v
+		}
+	}
+	return out
+}
+
+func newProvider(classKey, class string, params map[string]string, environ []string) (Provider, error) {
+	switch class {
+	case EnvVarProviderClass:
+		return newEnvProvider(params, environ)
+	case FileProviderClass:
+		allowed, err := parseAllowedPaths(params["allowed.paths"])
+		if err != nil {
+			return nil, err
+		}
+		return &FileProvider{Allowed: allowed}, nil
+	case DirectoryProviderClass:
+		allowed, err := parseAllowedPaths(params["allowed.paths"])
+		if err != nil {
+			return nil, err
+		}
+		return &DirectoryProvider{Allowed: allowed}, nil
+	}
+	return nil, fmt.Errorf("%w: %w", ErrProvider, &ConfigError{Name: classKey, Value: class,
+		Message: "Could not load config provider class or one of its dependencies (cdcd supports " +
+			strings.Join([]string{EnvVarProviderClass, FileProviderClass, DirectoryProviderClass}, ", ") + ")"})
+}
+
+// EnvProvider is EnvVarConfigProvider: ${env:NAME} reads an environment
+// variable whose name fully matches allowlist.pattern (default ".*").
+type EnvProvider struct {
+	vars map[string]string
+}
+
+func newEnvProvider(params map[string]string, environ []string) (*EnvProvider, error) {
+	pattern := ".*"
+	if p, ok := params["allowlist.pattern"]; ok {
+		pattern = p
+	}
+	re, err := regexp.Compile("^(?:" + pattern + ")$")
+	if err != nil {
+		return nil, fmt.Errorf("%w: allowlist.pattern: %w", ErrProvider, err)
+	}
+	vars := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if re.MatchString(k) {
+			vars[k] = v
+		}
+	}
+	return &EnvProvider{vars: vars}, nil
+}
+
+// Get returns the allowed variables among keys; a path is an error, as in Kafka.
+func (p *EnvProvider) Get(path string, keys []string) (map[string]string, error) {
+	if path != "" {
+		return nil, fmt.Errorf("%w: Path is not supported for EnvVarConfigProvider, invalid value '%s'", ErrProvider, path)
+	}
+	out := map[string]string{}
+	for _, k := range keys {
+		if v, ok := p.vars[k]; ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// FileProvider is FileConfigProvider: ${file:/path/x.properties:key} reads a
+// key of a properties file (UTF-8, through a Reader as Kafka does).
+type FileProvider struct {
+	Allowed []string // nil allows every path
+}
+
+// Get reads the file at path and returns the requested keys it defines.
+// A path outside allowed.paths yields no data (and a warning), as in Kafka.
+func (p *FileProvider) Get(path string, keys []string) (map[string]string, error) {
+	out := map[string]string{}
+	file, ok := allowedPath(p.Allowed, path)
+	if !ok {
+		return out, nil
+	}
+	data, err := os.ReadFile(file)
+	if err == nil && !utf8.Valid(data) {
+		err = fmt.Errorf("malformed UTF-8")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: Could not read properties from file %s: %w", ErrProvider, path, err)
+	}
+	props, err := ParseProperties(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: file %s: %w", ErrProvider, path, err)
+	}
+	m := PropertiesMap(props)
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// DirectoryProvider is DirectoryConfigProvider: ${dir:/run/secrets:pw}
+// returns the whole content of the regular file pw in that directory.
+type DirectoryProvider struct {
+	Allowed []string // nil allows every path
+}
+
+// Get returns the content of each requested regular file in the directory.
+// A path that is not an allowed directory yields no data, as in Kafka.
+func (p *DirectoryProvider) Get(path string, keys []string) (map[string]string, error) {
+	out := map[string]string{}
+	dir, ok := allowedPath(p.Allowed, path)
+	if !ok {
+		return out, nil
+	}
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		slog.Warn("config provider path is not a directory", "path", path)
+		return out, nil
+	}
+	for _, k := range keys {
+		if k == "" || strings.ContainsRune(k, filepath.Separator) {
+			continue // Kafka matches file names listed in the directory only
+		}
+		file := filepath.Join(dir, k)
+		if info, err := os.Stat(file); err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("%w: Could not read file %s for property %s: %w", ErrProvider, file, k, err)
+		}
+		out[k] = strings.ToValidUTF8(string(data), "\uFFFD")
+	}
+	return out, nil
+}
+
+// parseAllowedPaths is Kafka's AllowedPaths: a comma-separated list of
+// existing absolute paths, or "" for no restriction.
+func parseAllowedPaths(value string) ([]string, error) {
+	if value == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, p := range strings.Split(value, ",") {
+		clean := javaNormalize(p)
+		if !filepath.IsAbs(clean) {
+			return nil, fmt.Errorf("%w: Path %s is not absolute", ErrProvider, clean)
+		}
+		if _, err := os.Stat(clean); err != nil {
+			return nil, fmt.Errorf("%w: Path %s does not exist", ErrProvider, clean)
+		}
+		out = append(out, clean)
+	}
+	return out, nil
+}
+
+// allowedPath is AllowedPaths.parseUntrustedPath: with a restriction, the
+// normalised path must lie under one of the allowed paths (whole components).
+func allowedPath(allowed []string, path string) (string, bool) {
+	if path == "" {
+		return "", false
+	}
+	if allowed == nil {
+		return path, true
+	}
+	clean := javaNormalize(path)
+	for _, a := range allowed {
+		if clean == a || strings.HasPrefix(clean, strings.TrimSuffix(a, "/")+"/") {
+			return clean, true
+		}
+	}
+	slog.Warn("config provider path is not allowed", "path", path)
+	return "", false
+}
+
+// javaNormalize is Path.normalize for the cases that matter here; an empty
+// path stays empty (filepath.Clean would turn it into ".").
+func javaNormalize(p string) string {
+	if p == "" {
+		return ""
+	}
+	return filepath.Clean(p)
+}
+
+// placeholder is ConfigTransformer.DEFAULT_PATTERN; Go's leftmost-first
+// matching picks the same groups as Java's backtracking for it.
+var placeholder = regexp.MustCompile(`\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}`)
+
+// Resolved is a configuration after placeholder substitution.
+type Resolved struct {
+	Values map[string]string
+	// FromProvider names the keys whose value had at least one placeholder
+	// replaced; Redact hides them.
+	FromProvider map[string]bool
+}
+
+// Resolve replaces ${provider:path:key} and ${provider:key} in every value,
+// as Kafka's ConfigTransformer: all keys are fetched first, one Get per
+// provider and path; a placeholder naming an unknown provider, or a key
+// the provider does not have, is left as written.
+func (ps Providers) Resolve(cfg map[string]string) (Resolved, error) {
+	type pathKey struct{ provider, path string }
+	wanted := map[pathKey][]string{}
+	for _, v := range cfg {
+		for _, m := range placeholder.FindAllStringSubmatch(v, -1) {
+			pk := pathKey{m[1], m[3]}
+			if !contains(wanted[pk], m[4]) {
+				wanted[pk] = append(wanted[pk], m[4])
+			}
+		}
+	}
+	found := map[pathKey]map[string]string{}
+	for pk, keys := range wanted {
+		p, ok := ps[pk.provider]
+		if !ok {
+			continue
+		}
+		data, err := p.Get(pk.path, keys)
+		if err != nil {
+			return Resolved{}, err
+		}
+		found[pk] = data
+	}
+	res := Resolved{Values: make(map[string]string, len(cfg)), FromProvider: map[string]bool{}}
+	for k, v := range cfg {
+		replaced := false
+		res.Values[k] = placeholder.ReplaceAllStringFunc(v, func(match string) string {
+			m := placeholder.FindStringSubmatch(match)
+			if val, ok := found[pathKey{m[1], m[3]}][m[4]]; ok {
+				replaced = true
+				return val
+			}
+			return match
+		})
+		if replaced {
+			res.FromProvider[k] = true
+		}
+	}
+	return res, nil
+}
+
+// Redact returns cfg for logging: values of PASSWORD keys and values that
+// came from a config provider become "[hidden]", as Connect prints them.
+func Redact(cfg map[string]string, defs []Key, fromProvider map[string]bool) map[string]string {
+	secret := map[string]bool{}
+	for _, k := range defs {
+		if k.Type == PasswordType {
+			secret[k.Name] = true
+		}
+	}
+	out := make(map[string]string, len(cfg))
+	for k, v := range cfg {
+		if secret[k] || fromProvider[k] {
+			v = hiddenValue
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package config
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestResolvePlaceholders(t *testing.T) {
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "secrets.properties")
+	if err := os.WriteFile(secrets, []byte("pw = s3cret\nuser=dbz\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("tok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	worker := map[string]string{
+		"config.providers":                             "env,file,dir,nameless",
+		"config.providers.env.class":                   EnvVarProviderClass,
+		"config.providers.env.param.allowlist.pattern": "PG_.*",
+		"config.providers.file.class":                  FileProviderClass,
+		"config.providers.dir.class":                   DirectoryProviderClass,
+		"config.providers.dir.param.allowed.paths":     dir,
+	}
+	ps, err := NewProviders(worker, []string{"PG_HOST=db1", "HOME=/root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]string{
+		"host":     "${env:PG_HOST}",
+		"home":     "${env:HOME}", // not allowed: left as is
+		"password": "${file:" + secrets + ":pw}",
+		"url":      "u=${file:" + secrets + ":user}&p=${file:" + secrets + ":nope}",
+		"token":    "${dir:" + dir + ":token}",
+		"outside":  "${dir:/etc:hostname}", // outside allowed.paths
+		"unknown":  "${vault:a:b}",         // unknown provider
+		"nameless": "${nameless:x}",        // listed without a class
+		"plain":    "no placeholders",
+	}
+	res, err := ps.Resolve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"host": "db1", "home": "${env:HOME}", "password": "s3cret",
+		"url": "u=dbz&p=${file:" + secrets + ":nope}", "token": "tok\n",
+		"outside": "${dir:/etc:hostname}", "unknown": "${vault:a:b}", "nameless": "${nameless:x}", "plain": "no placeholders",
+	}
+	if !maps.Equal(res.Values, want) {
+		t.Errorf("got %q\nwant %q", res.Values, want)
+	}
+	wantFrom := map[string]bool{"host": true, "password": true, "url": true, "token": true}
+	if !maps.Equal(res.FromProvider, wantFrom) {
+		t.Errorf("FromProvider = %v, want %v", res.FromProvider, wantFrom)
+	}
+
+	red := Redact(res.Values, []Key{{Name: "plain", Type: PasswordType}}, res.FromProvider)
+	if red["password"] != "[hidden]" || red["plain"] != "[hidden]" || red["home"] != "${env:HOME}" {
+		t.Errorf("Redact = %q", red)
+	}
+}
+
+func TestProviderErrors(t *testing.T) {
+	env := Providers{"env": &EnvProvider{vars: map[string]string{}}}
+	if _, err := env.Resolve(map[string]string{"a": "${env:/path:KEY}"}); !errors.Is(err, ErrProvider) {
+		t.Errorf("env path accepted: %v", err)
+	}
+	file := Providers{"file": &FileProvider{}}
+	if _, err := file.Resolve(map[string]string{"a": "${file:/does/not/exist:k}"}); !errors.Is(err, ErrProvider) {
+		t.Errorf("missing file accepted: %v", err)
+	}
+	for _, allowed := range []string{"relative/path", "/does/not/exist"} {
+		if _, err := NewProviders(map[string]string{"config.providers": "f", "config.providers.f.class": FileProviderClass,
+			"config.providers.f.param.allowed.paths": allowed}, nil); err == nil {
+			t.Errorf("allowed.paths=%s accepted", allowed)
+		}
+	}
+	if _, err := NewProviders(map[string]string{"config.providers": "v", "config.providers.v.class": "com.example.Vault"}, nil); err == nil {
+		t.Error("unknown provider class accepted")
+	}
+}
+
+func TestPlaceholderGroups(t *testing.T) {
+	// The same groups Java's regex yields: provider, optional path, key
+	// (the key may contain ':').
+	cases := map[string][3]string{
+		"${env:HOME}":       {"env", "", "HOME"},
+		"${file:/a/b:key}":  {"file", "/a/b", "key"},
+		"${a:b:c:d}":        {"a", "b", "c:d"},
+		"${a:b:}":           {"a", "b", ""},
+		"x${file:C:\\x:k}y": {"file", "C", "\\x:k"},
+	}
+	for in, want := range cases {
+		m := placeholder.FindStringSubmatch(in)
+		if m == nil || [3]string{m[1], m[3], m[4]} != want {
+			t.Errorf("%s: got %q, want %q", in, m, want)
+		}
+	}
+}

@@ -1,0 +1,268 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+	"time"
+)
+
+// Mode is how the worker runs: connect-standalone or connect-distributed.
+type Mode int
+
+const (
+	Standalone Mode = iota
+	Distributed
+)
+
+// Converter and header converter classes cdcd implements.
+const (
+	JSONConverter         = "org.apache.kafka.connect.json.JsonConverter"
+	StringConverter       = "org.apache.kafka.connect.storage.StringConverter"
+	ByteArrayConverter    = "org.apache.kafka.connect.converters.ByteArrayConverter"
+	AvroConverter         = "io.confluent.connect.avro.AvroConverter"
+	SimpleHeaderConverter = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+)
+
+// SupportedConverters lists the classes accepted for key.converter,
+// value.converter and header.converter.
+var SupportedConverters = []string{JSONConverter, StringConverter, ByteArrayConverter, AvroConverter, SimpleHeaderConverter}
+
+// CheckConverter refuses a converter class cdcd does not implement; key is
+// the setting that named it (a worker's or a connector's override).
+func CheckConverter(key, class string) error {
+	if contains(SupportedConverters, class) {
+		return nil
+	}
+	return fmt.Errorf("%s=%s is not supported by cdcd; supported converters: %s",
+		key, class, strings.Join(SupportedConverters, ", "))
+}
+
+// Worker is a parsed worker.properties, with Connect 4.4's keys and defaults.
+type Worker struct {
+	Mode             Mode
+	BootstrapServers []string
+	ClientID         string
+
+	KeyConverter, ValueConverter, HeaderConverter string
+	// The key.converter.*, value.converter.* and header.converter.* settings,
+	// prefix removed (e.g. "schemas.enable").
+	KeyConverterConfig, ValueConverterConfig, HeaderConverterConfig map[string]string
+	// Producer holds producer.* settings, prefix removed.
+	Producer map[string]string
+
+	OffsetFlushInterval         time.Duration
+	OffsetFlushTimeout          time.Duration
+	TaskShutdownGracefulTimeout time.Duration
+	TopicCreationEnable         bool
+
+	Listeners              []string
+	RestAdvertisedHostName string // "" when unset
+	RestAdvertisedPort     int    // 0 when unset
+	RestAdvertisedListener string // "" when unset
+
+	// Providers resolve placeholders in connector configs; the worker's own
+	// values are already resolved.
+	Providers Providers
+	// FromProvider names worker keys whose values came from a provider.
+	FromProvider map[string]bool
+
+	// Standalone only.
+	OffsetStorageFile string
+
+	// Distributed only.
+	GroupID                        string
+	ConfigStorageTopic             string
+	OffsetStorageTopic             string
+	StatusStorageTopic             string
+	ConfigStorageReplicationFactor int16
+	OffsetStorageReplicationFactor int16
+	StatusStorageReplicationFactor int16
+	OffsetStoragePartitions        int32
+	StatusStoragePartitions        int32
+	HeartbeatInterval              time.Duration
+	SessionTimeout                 time.Duration
+	RebalanceTimeout               time.Duration
+	ScheduledRebalanceMaxDelay     time.Duration
+}
+
+// workerPrefixes are sub-setting families Connect accepts in a worker file.
+var workerPrefixes = []string{
+	"key.converter.", "value.converter.", "header.converter.", "producer.", "consumer.", "admin.",
+	"config.providers.", "listeners.https.", "admin.listeners.https.",
+	// Kafka client security and tuning settings: Connect accepts them; cdcd's
+	// producer takes what it supports from producer.*.
+	"ssl.", "sasl.", "metrics.", "metadata.", "reconnect.", "retry.", "socket.", "inter.worker.",
+}
+
+// workerUnusedKeys are Connect worker settings cdcd accepts without using.
+var workerUnusedKeys = []string{
+	"access.control.allow.methods", "access.control.allow.origin", "admin.listeners",
+	"bootstrap.resolve.timeout.ms", "client.dns.lookup", "connect.protocol", "connections.max.idle.ms",
+	"connector.client.config.override.policy", "exactly.once.source.support",
+	"header.converter.plugin.version", "internal.topics.automatic.creation.enable",
+	"key.converter.plugin.version", "metric.reporters", "plugin.discovery", "receive.buffer.bytes",
+	"request.timeout.ms", "response.http.headers.config", "rest.extension.classes", "security.protocol",
+	"send.buffer.bytes", "topic.tracking.allow.reset", "topic.tracking.enable",
+	"value.converter.plugin.version", "worker.sync.timeout.ms", "worker.unsync.backoff.ms",
+}
+
+// WorkerKeys returns the definitions cdcd validates a worker config with,
+// taken from Connect 4.4's WorkerConfig, StandaloneConfig and DistributedConfig.
+func WorkerKeys(mode Mode) []Key {
+	keys := []Key{
+		{Name: "bootstrap.servers", Type: List, Required: true, Importance: High, Doc: "Kafka brokers to connect to, host1:port1,host2:port2,..."},
+		{Name: "key.converter", Type: Class, Required: true, Importance: High, Doc: "Converter class for record keys."},
+		{Name: "value.converter", Type: Class, Required: true, Importance: High, Doc: "Converter class for record values."},
+		{Name: "header.converter", Type: Class, Default: Ptr(SimpleHeaderConverter), Importance: Low, Doc: "HeaderConverter class for record headers."},
+		{Name: "task.shutdown.graceful.timeout.ms", Type: Long, Default: Ptr("5000"), Importance: Low, Doc: "Time to wait for tasks to stop."},
+		{Name: "offset.flush.interval.ms", Type: Long, Default: Ptr("60000"), Importance: Low, Doc: "Interval at which to commit offsets."},
+		{Name: "offset.flush.timeout.ms", Type: Long, Default: Ptr("5000"), Importance: Low, Doc: "Time to wait for an offset flush before cancelling it."},
+		{Name: "plugin.path", Type: List, Importance: Low, Doc: "Accepted for compatibility; cdcd has no plugins."},
+		{Name: "config.providers", Type: List, Default: Ptr(""), Importance: Low, Doc: "Names of config providers."},
+		{Name: "topic.creation.enable", Type: Boolean, Default: Ptr("true"), Importance: Low, Doc: "Whether source connectors may create topics from topic.creation.* settings."},
+		{Name: "listeners", Type: List, Default: Ptr("http://:8083"), Importance: Low, Doc: "REST API listener URLs.", Validator: listenersValidator},
+		{Name: "rest.advertised.host.name", Type: String, Importance: Low, Doc: "Host name given to other workers."},
+		{Name: "rest.advertised.port", Type: Int, Importance: Low, Doc: "Port given to other workers."},
+		{Name: "rest.advertised.listener", Type: String, Importance: Low, Doc: "Protocol given to other workers."},
+		{Name: "client.id", Type: String, Default: Ptr(""), Importance: Low, Doc: "Client id sent with Kafka requests."},
+	}
+	if mode == Standalone {
+		return append(keys, Key{Name: "offset.storage.file.filename", Type: String, Required: true, Importance: High, Doc: "File to store source connector offsets in."})
+	}
+	return append(keys,
+		Key{Name: "group.id", Type: String, Required: true, Importance: High, Doc: "Connect cluster group this worker belongs to."},
+		Key{Name: "session.timeout.ms", Type: Int, Default: Ptr("10000"), Importance: High, Doc: "Group session timeout."},
+		Key{Name: "rebalance.timeout.ms", Type: Int, Default: Ptr("60000"), Importance: High, Doc: "Maximum time for a rebalance."},
+		Key{Name: "heartbeat.interval.ms", Type: Int, Default: Ptr("3000"), Importance: High, Doc: "Group heartbeat interval."},
+		Key{Name: "offset.storage.topic", Type: String, Required: true, Importance: High, Doc: "Topic for source connector offsets."},
+		Key{Name: "offset.storage.partitions", Type: Int, Default: Ptr("25"), Importance: Low, Doc: "Partitions of the offsets topic.", Validator: partitionsValidator},
+		Key{Name: "offset.storage.replication.factor", Type: Short, Default: Ptr("3"), Importance: Low, Doc: "Replication factor of the offsets topic.", Validator: replicationFactorValidator},
+		Key{Name: "config.storage.topic", Type: String, Required: true, Importance: High, Doc: "Topic for connector configurations."},
+		Key{Name: "config.storage.replication.factor", Type: Short, Default: Ptr("3"), Importance: Low, Doc: "Replication factor of the config topic.", Validator: replicationFactorValidator},
+		Key{Name: "status.storage.topic", Type: String, Required: true, Importance: High, Doc: "Topic for connector and task status."},
+		Key{Name: "status.storage.partitions", Type: Int, Default: Ptr("5"), Importance: Low, Doc: "Partitions of the status topic.", Validator: partitionsValidator},
+		Key{Name: "status.storage.replication.factor", Type: Short, Default: Ptr("3"), Importance: Low, Doc: "Replication factor of the status topic.", Validator: replicationFactorValidator},
+		Key{Name: "scheduled.rebalance.max.delay.ms", Type: Int, Default: Ptr("300000"), Importance: Low, Doc: "Delay before reassigning a departed worker's work.", Validator: Between(0, math.MaxInt32)},
+	)
+}
+
+func listenersValidator(_ string, value any) error {
+	items, _ := value.([]string)
+	if len(items) == 0 {
+		return errors.New("Invalid value for listeners, at least one URL is expected, ex: http://localhost:8080,https://localhost:8443.")
+	}
+	for _, it := range items {
+		if strings.TrimSpace(it) == "" {
+			return errors.New("Empty URL found when parsing listeners list.")
+		}
+	}
+	return nil
+}
+
+// partitionsValidator is TopicCreationConfig.PARTITIONS_VALIDATOR; a value
+// that failed to parse was already reported (Kafka would throw an NPE here).
+func partitionsValidator(name string, value any) error {
+	if n, ok := value.(int32); ok && n != -1 && n < 1 {
+		return &ConfigError{Name: name, Value: value, Message: "Number of partitions must be positive, or -1 to use the broker's default"}
+	}
+	return nil
+}
+
+func replicationFactorValidator(name string, value any) error {
+	if n, ok := value.(int16); ok && n != -1 && n < 1 {
+		return &ConfigError{Name: name, Value: value, Message: "Replication factor must be positive and not larger than the number of brokers in the Kafka cluster, or -1 to use the broker's default"}
+	}
+	return nil
+}
+
+// ParseWorker validates worker properties as Connect does at startup: the
+// worker's own ${provider:...} placeholders are resolved first with the
+// providers it declares (the process environment feeds the env provider),
+// then every key is checked against WorkerKeys(mode). The Result carries
+// per-key messages and unknown keys with suggestions, which the caller
+// should log as warnings. The error lists every problem, including
+// converter classes cdcd does not implement.
+func ParseWorker(props map[string]string, mode Mode) (*Worker, Result, error) {
+	providers, err := NewProviders(props, os.Environ())
+	if err != nil {
+		return nil, Result{}, fmt.Errorf("%w: %w", ErrWorkerConfig, err)
+	}
+	resolved, err := providers.Resolve(props)
+	if err != nil {
+		return nil, Result{}, fmt.Errorf("%w: %w", ErrWorkerConfig, err)
+	}
+	cfg := resolved.Values
+	defs := WorkerKeys(mode)
+	known := append(append([]string{}, workerPrefixes...), workerUnusedKeys...)
+	res := Validate(defs, cfg, known...)
+	problems := res.Errors()
+	for _, key := range []string{"key.converter", "value.converter", "header.converter"} {
+		if v, _ := res.Value(key); v.Parsed != nil {
+			class, _ := v.Parsed.(string)
+			if err := CheckConverter(key, class); err != nil {
+				problems = append(problems, err.Error())
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, res, fmt.Errorf("%w:\n%s", ErrWorkerConfig, strings.Join(problems, "\n"))
+	}
+	if _, ok := cfg["plugin.path"]; ok {
+		slog.Info("plugin.path is accepted for compatibility and ignored: cdcd has its connectors built in")
+	}
+	w := &Worker{
+		Mode:                  mode,
+		Providers:             providers,
+		FromProvider:          resolved.FromProvider,
+		KeyConverterConfig:    paramsWithPrefix(cfg, "key.converter."),
+		ValueConverterConfig:  paramsWithPrefix(cfg, "value.converter."),
+		HeaderConverterConfig: paramsWithPrefix(cfg, "header.converter."),
+		Producer:              paramsWithPrefix(cfg, "producer."),
+	}
+	get := func(name string) any { v, _ := res.Value(name); return v.Parsed }
+	str := func(name string) string { s, _ := get(name).(string); return s }
+	ms := func(name string) time.Duration {
+		switch n := get(name).(type) {
+		case int64:
+			return time.Duration(n) * time.Millisecond
+		case int32:
+			return time.Duration(n) * time.Millisecond
+		}
+		return 0
+	}
+	w.BootstrapServers, _ = get("bootstrap.servers").([]string)
+	w.ClientID = str("client.id")
+	w.KeyConverter, w.ValueConverter, w.HeaderConverter = str("key.converter"), str("value.converter"), str("header.converter")
+	w.OffsetFlushInterval = ms("offset.flush.interval.ms")
+	w.OffsetFlushTimeout = ms("offset.flush.timeout.ms")
+	w.TaskShutdownGracefulTimeout = ms("task.shutdown.graceful.timeout.ms")
+	w.TopicCreationEnable, _ = get("topic.creation.enable").(bool)
+	w.Listeners, _ = get("listeners").([]string)
+	w.RestAdvertisedHostName = str("rest.advertised.host.name")
+	if p, ok := get("rest.advertised.port").(int32); ok {
+		w.RestAdvertisedPort = int(p)
+	}
+	w.RestAdvertisedListener = str("rest.advertised.listener")
+	if mode == Standalone {
+		w.OffsetStorageFile = str("offset.storage.file.filename")
+		return w, res, nil
+	}
+	w.GroupID = str("group.id")
+	w.ConfigStorageTopic = str("config.storage.topic")
+	w.OffsetStorageTopic = str("offset.storage.topic")
+	w.StatusStorageTopic = str("status.storage.topic")
+	w.ConfigStorageReplicationFactor, _ = get("config.storage.replication.factor").(int16)
+	w.OffsetStorageReplicationFactor, _ = get("offset.storage.replication.factor").(int16)
+	w.StatusStorageReplicationFactor, _ = get("status.storage.replication.factor").(int16)
+	w.OffsetStoragePartitions, _ = get("offset.storage.partitions").(int32)
+	w.StatusStoragePartitions, _ = get("status.storage.partitions").(int32)
+	w.HeartbeatInterval = ms("heartbeat.interval.ms")
+	w.SessionTimeout = ms("session.timeout.ms")
+	w.RebalanceTimeout = ms("rebalance.timeout.ms")
+	w.ScheduledRebalanceMaxDelay = ms("scheduled.rebalance.max.delay.ms")
+	return w, res, nil
+}

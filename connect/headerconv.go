@@ -1,0 +1,144 @@
+package connect
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/jsonconv"
+)
+
+// simpleHeaderConverter is Connect's default header.converter, SimpleHeaderConverter: a header value is
+// written as Values.convertToString renders it. For the structs Debezium puts in __debezium.oldkey and
+// __debezium.newkey that is a JSON-like text, {"id":1}, with strings quoted and only \ and " escaped.
+type simpleHeaderConverter struct{}
+
+func (simpleHeaderConverter) Encode(s *schema.Schema, v any) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var b strings.Builder
+	if err := appendConnectString(&b, v, false); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+// appendConnectString follows org.apache.kafka.connect.data.Values.append; embedded is true inside a
+// struct, list or map, where strings and bytes are quoted.
+func appendConnectString(b *strings.Builder, v any, embedded bool) error {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case int8:
+		b.WriteString(strconv.FormatInt(int64(x), 10))
+	case int16:
+		b.WriteString(strconv.FormatInt(int64(x), 10))
+	case int32:
+		b.WriteString(strconv.FormatInt(int64(x), 10))
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+	case float32:
+		b.Write(jsonconv.AppendJavaDouble(nil, float64(x), 32))
+	case float64:
+		b.Write(jsonconv.AppendJavaDouble(nil, x, 64))
+	case string:
+		if embedded {
+			b.WriteByte('"')
+			b.WriteString(strings.ReplaceAll(strings.ReplaceAll(x, `\`, `\\`), `"`, `\"`))
+			b.WriteByte('"')
+		} else {
+			b.WriteString(x)
+		}
+	case []byte:
+		s := base64.StdEncoding.EncodeToString(x)
+		if embedded {
+			s = `"` + s + `"`
+		}
+		b.WriteString(s)
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := appendConnectString(b, e, true); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case []schema.MapEntry:
+		b.WriteByte('{')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := appendConnectString(b, e.Key, true); err != nil {
+				return err
+			}
+			b.WriteByte(':')
+			if err := appendConnectString(b, e.Value, true); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	case *schema.Struct:
+		b.WriteByte('{')
+		for i, f := range x.Schema.Fields {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			appendConnectString(b, f.Name, true)
+			b.WriteByte(':')
+			if err := appendConnectString(b, x.Values[i], true); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	case schema.Decimal:
+		// BigDecimal.toString.
+		b.WriteString(javaBigDecimalString(x))
+	default:
+		return fmt.Errorf("header value of type %T cannot be written by SimpleHeaderConverter", v)
+	}
+	return nil
+}
+
+// javaBigDecimalString renders a decimal as BigDecimal.toString does: plain when the scale is not negative
+// and the adjusted exponent is at least -6, scientific otherwise.
+func javaBigDecimalString(d schema.Decimal) string {
+	digits := d.Unscaled.String()
+	neg := strings.HasPrefix(digits, "-")
+	digits = strings.TrimPrefix(digits, "-")
+	scale := int(d.Scale)
+	adjusted := len(digits) - 1 - scale
+	var s string
+	switch {
+	case scale >= 0 && adjusted >= -6:
+		if scale == 0 {
+			s = digits
+		} else if len(digits) > scale {
+			s = digits[:len(digits)-scale] + "." + digits[len(digits)-scale:]
+		} else {
+			s = "0." + strings.Repeat("0", scale-len(digits)) + digits
+		}
+	default:
+		s = digits[:1]
+		if len(digits) > 1 {
+			s += "." + digits[1:]
+		}
+		s += "E"
+		if adjusted >= 0 {
+			s += "+"
+		}
+		s += strconv.Itoa(adjusted)
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}

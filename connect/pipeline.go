@@ -1,0 +1,175 @@
+// Package connect is cdcd's Kafka Connect-compatible worker runtime: it runs connectors as Connect runs source
+// tasks, converts their events with the worker's converters, produces them to Kafka and records their offsets
+// in Connect's formats.
+package connect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cdcd/cdcd/sink/kafka"
+	"github.com/cdcd/cdcd/source"
+)
+
+// Reader is a database reader as the pipeline drives it.
+type Reader interface {
+	// Run reads from the database and sends batches on out until ctx is cancelled (it then returns ctx.Err())
+	// or the stream fails (a stream error carrying the position). It blocks while out is full, but keeps its
+	// database connection alive meanwhile. Called once.
+	Run(ctx context.Context, out chan<- source.Batch) error
+	// Release tells the reader that everything up to pos is durable in the offset store, so the database may
+	// discard it. Safe to call concurrently with Run; never blocks.
+	Release(pos source.Position)
+}
+
+// Sender produces records to Kafka (sink/kafka.Writer).
+type Sender interface {
+	// Send enqueues recs in order and calls done once, from any goroutine, when all are acknowledged or one
+	// failed for good. It blocks while too much is in flight, and returns early with ctx's error.
+	Send(ctx context.Context, recs []kafka.Record, done func(error)) error
+}
+
+// OffsetWriter stores a connector's source offset durably.
+type OffsetWriter interface {
+	// WriteOffset records offset for the connector's partition and returns once it is durable (fsynced, or
+	// acknowledged by every in-sync replica). Called from one goroutine at a time.
+	WriteOffset(offset map[string]any) error
+}
+
+// Encoder turns an event into a Kafka record with the worker's converters.
+type Encoder interface {
+	Encode(ev *source.Event) (kafka.Record, error)
+}
+
+// Pipeline moves one connector's batches from its reader through the encoder to Kafka, and records offsets.
+//
+// The invariant that makes it crash-safe: a position is released to the database only after the offset that
+// stands for it is durable, and an offset is written only after Kafka acknowledged its batch and every batch
+// before it. At any instant the database's confirmed position ≤ the durable offset ≤ what Kafka holds.
+type Pipeline struct {
+	Reader        Reader
+	Encoder       Encoder
+	Sender        Sender
+	Offsets       OffsetWriter
+	FlushInterval time.Duration // offset.flush.interval.ms
+	// MaxPendingBatches bounds the batches between read and offset commit (each may be empty, so the sink's
+	// byte bound alone does not bound them).
+	MaxPendingBatches int
+	Log               *slog.Logger
+}
+
+// Run runs until ctx is cancelled or a part fails. On the way out it records the offset of everything Kafka
+// acknowledged, so a clean stop loses nothing and repeats nothing.
+func (p *Pipeline) Run(ctx context.Context) error {
+	if p.MaxPendingBatches <= 0 {
+		p.MaxPendingBatches = 4096
+	}
+	tr := newTracker(p.MaxPendingBatches)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	batches := make(chan source.Batch, 4)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := p.Reader.Run(ctx, batches); err != nil && !errors.Is(err, context.Canceled) {
+			cancel(fmt.Errorf("reader: %w", err))
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		p.commitLoop(ctx, tr, cancel)
+	}()
+
+	err := p.produce(ctx, batches, tr)
+	if err != nil {
+		cancel(err)
+	}
+	wg.Wait()
+	// Final commit: wait briefly for outstanding acks so a stop records what was delivered.
+	tr.waitIdle(5 * time.Second)
+	if cerr := p.commit(tr); cerr != nil && err == nil {
+		err = cerr
+	}
+	if cause := context.Cause(ctx); err == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = cause
+	}
+	if terr := tr.failure(); err == nil && terr != nil {
+		err = terr
+	}
+	return err
+}
+
+// produce encodes and sends batches in order until ctx ends.
+func (p *Pipeline) produce(ctx context.Context, batches <-chan source.Batch, tr *tracker) error {
+	for {
+		var b source.Batch
+		select {
+		case <-ctx.Done():
+			return nil
+		case b = <-batches:
+		}
+		recs := make([]kafka.Record, 0, len(b.Events))
+		for i := range b.Events {
+			rec, err := p.Encoder.Encode(&b.Events[i])
+			if err != nil {
+				return fmt.Errorf("encoding an event for topic %s (batch ending at %v): %w", b.Events[i].Topic, b.Position, err)
+			}
+			recs = append(recs, rec)
+		}
+		seq, err := tr.add(ctx, b.Offset, b.Position)
+		if err != nil {
+			return nil // ctx ended while waiting for room
+		}
+		if len(recs) == 0 {
+			tr.ack(seq, nil)
+			continue
+		}
+		if err := p.Sender.Send(ctx, recs, func(err error) { tr.ack(seq, err) }); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("sending to Kafka: %w", err)
+		}
+	}
+}
+
+// commitLoop records offsets every FlushInterval.
+func (p *Pipeline) commitLoop(ctx context.Context, tr *tracker, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(p.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-tr.failed:
+			cancel(tr.failure())
+			return
+		}
+		if err := p.commit(tr); err != nil {
+			cancel(err)
+			return
+		}
+	}
+}
+
+// commit writes the offset of the highest contiguous acknowledged batch, then releases its position.
+func (p *Pipeline) commit(tr *tracker) error {
+	offset, pos, ok := tr.committable()
+	if !ok {
+		return nil
+	}
+	// INVARIANT: Kafka ack (tracker) → durable offset (WriteOffset) → source release (Release). Never reorder.
+	if err := p.Offsets.WriteOffset(offset); err != nil {
+		return fmt.Errorf("writing the offset at %v: %w", pos, err)
+	}
+	p.Reader.Release(pos)
+	tr.committed(pos)
+	return nil
+}

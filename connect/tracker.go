@@ -1,0 +1,144 @@
+package connect
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/cdcd/cdcd/source"
+)
+
+// tracker orders acknowledgements. Batches are acknowledged out of order (one partition's broker answers
+// before another's), but an offset may be recorded only when its batch and every batch before it are
+// acknowledged: the tracker yields the offset of the highest contiguous acknowledged batch.
+//
+// It is bounded: add blocks while max batches are pending, which stops the reader from reading further.
+type tracker struct {
+	slots chan struct{} // one token per pending batch: the bound
+
+	mu      sync.Mutex
+	nextSeq uint64
+	pending []pendingBatch // in sequence order; the head is the oldest unresolved batch
+	// ready is the offset of the highest contiguous acknowledged batch that carries one, not yet committed.
+	readyOffset map[string]any
+	readyPos    source.Position
+
+	err    error
+	failed chan struct{} // closed on the first failed acknowledgement
+	idle   chan struct{} // signalled whenever pending empties
+}
+
+type pendingBatch struct {
+	seq    uint64
+	offset map[string]any
+	pos    source.Position
+	acked  bool
+}
+
+func newTracker(max int) *tracker {
+	return &tracker{slots: make(chan struct{}, max), failed: make(chan struct{}), idle: make(chan struct{}, 1)}
+}
+
+// add registers the next batch and returns its sequence number. It blocks while the tracker is full and
+// returns ctx's error if ctx ends first.
+func (t *tracker) add(ctx context.Context, offset map[string]any, pos source.Position) (uint64, error) {
+	select {
+	case t.slots <- struct{}{}:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	seq := t.nextSeq
+	t.nextSeq++
+	t.pending = append(t.pending, pendingBatch{seq: seq, offset: offset, pos: pos})
+	return seq, nil
+}
+
+// ack resolves batch seq. A failed batch is never resolved: nothing after it can be recorded, and the
+// pipeline restarts from the last durable offset.
+func (t *tracker) ack(seq uint64, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		if t.err == nil {
+			t.err = err
+			close(t.failed)
+		}
+		return
+	}
+	if len(t.pending) == 0 {
+		return
+	}
+	i := int(seq - t.pending[0].seq)
+	if i < 0 || i >= len(t.pending) {
+		return
+	}
+	t.pending[i].acked = true
+	n := 0
+	for n < len(t.pending) && t.pending[n].acked {
+		if t.pending[n].offset != nil {
+			t.readyOffset, t.readyPos = t.pending[n].offset, t.pending[n].pos
+		}
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	t.pending = append(t.pending[:0:0], t.pending[n:]...)
+	for range n {
+		<-t.slots
+	}
+	if len(t.pending) == 0 {
+		select {
+		case t.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// committable returns the offset to record next, if any.
+func (t *tracker) committable() (map[string]any, source.Position, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.readyOffset == nil {
+		return nil, nil, false
+	}
+	return t.readyOffset, t.readyPos, true
+}
+
+// committed marks the offset at pos as recorded, unless a later one became ready meanwhile.
+func (t *tracker) committed(pos source.Position) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.readyPos == pos {
+		t.readyOffset, t.readyPos = nil, nil
+	}
+}
+
+// failure returns the first failed acknowledgement's error.
+func (t *tracker) failure() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+// waitIdle waits until nothing is pending, a batch failed, or timeout passes.
+func (t *tracker) waitIdle(timeout time.Duration) {
+	deadline := time.After(timeout)
+	for {
+		t.mu.Lock()
+		empty := len(t.pending) == 0
+		t.mu.Unlock()
+		if empty {
+			return
+		}
+		select {
+		case <-t.idle:
+		case <-t.failed:
+			return
+		case <-deadline:
+			return
+		}
+	}
+}

@@ -1,0 +1,171 @@
+// Package e2e holds black-box tests of the cdcd binary against the real PostgreSQL and Kafka that
+// e2e/services.sh starts. They are skipped unless CDCD_E2E=1 (make test sets it).
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// cdcdBinary is built once per test run by TestMain.
+var cdcdBinary string
+
+func TestMain(m *testing.M) {
+	if os.Getenv("CDCD_E2E") == "" {
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "cdcd-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cdcdBinary = filepath.Join(dir, "cdcd")
+	build := exec.Command("go", "build", "-o", cdcdBinary, "../cmd/cdcd")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building cdcd:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// writeProperties writes a .properties file (keys sorted, values escaped as Java reads them).
+func writeProperties(t testing.TB, path string, props map[string]string) {
+	t.Helper()
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		v := strings.ReplaceAll(props[k], `\`, `\\`)
+		fmt.Fprintf(&b, "%s=%s\n", k, v)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cdcdProcess is a running `cdcd standalone`.
+type cdcdProcess struct {
+	t   testing.TB
+	cmd *exec.Cmd
+	log *syncBuffer
+	done chan struct{}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startCdcd runs cdcd standalone with the given worker and connector files.
+func startCdcd(t testing.TB, workerPath string, connectorPaths ...string) *cdcdProcess {
+	t.Helper()
+	args := append([]string{"standalone", workerPath}, connectorPaths...)
+	cmd := exec.Command(cdcdBinary, args...)
+	p := &cdcdProcess{t: t, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	cmd.Env = append(os.Environ(), "CDCD_LOG_LEVEL=debug")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("cdcd log:\n%s", tail(p.log.String(), 6000))
+		}
+	})
+	return p
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// kill sends SIGKILL: the crash of the crash tests.
+func (p *cdcdProcess) kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *cdcdProcess) stop() {
+	p.t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		p.t.Fatalf("cdcd did not stop within 60s of SIGTERM; log:\n%s", tail(p.log.String(), 4000))
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		p.t.Fatalf("cdcd exited with %d after SIGTERM; log:\n%s", code, tail(p.log.String(), 4000))
+	}
+}
+
+// exited reports whether the process ended on its own.
+func (p *cdcdProcess) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitSlotActive waits until the slot exists and a walsender streams it: cdcd is reading.
+func waitSlotActive(t testing.TB, ctx context.Context, conn *pgx.Conn, slot string, p *cdcdProcess) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		var active bool
+		err := conn.QueryRow(ctx, "SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&active)
+		if err == nil && active {
+			return
+		}
+		if p != nil && p.exited() {
+			t.Fatalf("cdcd exited before streaming; log:\n%s", tail(p.log.String(), 4000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("slot %s did not become active within 60s", slot)
+}

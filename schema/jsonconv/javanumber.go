@@ -1,0 +1,8 @@
+package jsonconv
+
+// AppendJavaDouble appends f as Java's Double.toString (JDK 19 and later) writes it, or Float.toString of
+// float32(f) when bitSize is 32. Other Connect-compatible writers (the header converter, the offsets
+// store) share it so that every number cdcd prints looks as Java prints it.
+func AppendJavaDouble(dst []byte, f float64, bitSize int) []byte {
+	return appendJavaDouble(dst, f, bitSize)
+}

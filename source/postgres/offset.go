@@ -1,0 +1,159 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/jackc/pglogrepl"
+)
+
+// LSN is a PostgreSQL WAL position; it prints as PostgreSQL does (0/16B3748).
+type LSN = pglogrepl.LSN
+
+// Offset is Debezium's PostgreSQL source offset (spec §5.1), the value stored under the key
+// ["<connector name>",{"server":"<topic.prefix>"}] in Connect's offset store.
+//
+// cdcd records offsets only at transaction boundaries: after a commit, LSN, LastProcessed and LastCommit are
+// all the commit's end LSN and MessageType is COMMIT. Debezium also records offsets inside transactions
+// (LastProcessed is then the last delivered change and LastCommit the previous commit); cdcd resumes from
+// either kind.
+type Offset struct {
+	LSN           LSN    // lsn
+	LastProcessed LSN    // lsn_proc: 0 when absent
+	LastCommit    LSN    // lsn_commit: 0 when absent
+	TxID          int64  // txId
+	TsUsec        int64  // ts_usec: commit time in µs
+	MessageType   string // messageType: INSERT, UPDATE, DELETE, TRUNCATE, MESSAGE, BEGIN, COMMIT, ORIGIN
+	// Snapshot is "INITIAL", "BLOCKING" or "INCREMENTAL" while a snapshot is in progress (legacy true loads as
+	// INITIAL); empty otherwise.
+	Snapshot           string
+	LastSnapshotRecord bool
+	SnapshotCompleted  bool
+}
+
+// Map returns the offset as Connect's offset map. Key order is not significant here: the offset store
+// writes maps in Java HashMap order, as Debezium's do.
+func (o Offset) Map() map[string]any {
+	m := map[string]any{
+		"lsn":         int64(o.LSN),
+		"txId":        o.TxID,
+		"ts_usec":     o.TsUsec,
+		"messageType": o.MessageType,
+	}
+	if o.LastProcessed != 0 {
+		m["lsn_proc"] = int64(o.LastProcessed)
+	}
+	if o.LastCommit != 0 {
+		m["lsn_commit"] = int64(o.LastCommit)
+	}
+	if o.MessageType == "" {
+		delete(m, "messageType")
+	}
+	if o.Snapshot != "" {
+		m["snapshot"] = o.Snapshot
+		m["last_snapshot_record"] = o.LastSnapshotRecord
+		m["snapshot_completed"] = o.SnapshotCompleted
+	}
+	return m
+}
+
+// ParseOffset reads an offset map as Debezium's PostgresOffsetContext.Loader does. Numbers may arrive as
+// json.Number, float64 (from a generic JSON decoder) or any Go integer.
+func ParseOffset(m map[string]any) (Offset, error) {
+	var o Offset
+	var err error
+	num := func(key string) int64 {
+		v, ok := m[key]
+		if !ok || v == nil || err != nil {
+			return 0
+		}
+		var n int64
+		n, err = toInt64(v)
+		if err != nil {
+			err = fmt.Errorf("offset key %q: %w", key, err)
+		}
+		return n
+	}
+	o.LSN = LSN(num("lsn"))
+	o.LastProcessed = LSN(num("lsn_proc"))
+	o.LastCommit = LSN(num("lsn_commit"))
+	o.TxID = num("txId")
+	o.TsUsec = num("ts_usec")
+	if err != nil {
+		return Offset{}, err
+	}
+	if s, ok := m["messageType"].(string); ok {
+		o.MessageType = s
+	}
+	switch s := m["snapshot"].(type) {
+	case string:
+		o.Snapshot = s
+	case bool:
+		if s {
+			o.Snapshot = "INITIAL"
+		}
+	}
+	o.LastSnapshotRecord, _ = m["last_snapshot_record"].(bool)
+	o.SnapshotCompleted, _ = m["snapshot_completed"].(bool)
+	if o.LSN == 0 && o.LastProcessed == 0 {
+		return Offset{}, fmt.Errorf("offset has neither lsn nor lsn_proc: %v", m)
+	}
+	return o, nil
+}
+
+// SnapshotInProgress reports whether the offset was written during a snapshot that did not complete.
+func (o Offset) SnapshotInProgress() bool {
+	return o.Snapshot != "" && !o.LastSnapshotRecord && !o.SnapshotCompleted
+}
+
+// ResumeLSN is where streaming restarts: the last commit whose transaction was fully delivered. PostgreSQL
+// then sends every transaction that committed after it, so a transaction Debezium had delivered only in
+// part is sent again in full and the pipeline skips what it already delivered (see skipThrough).
+func (o Offset) ResumeLSN() LSN {
+	if o.LastCommit != 0 {
+		return o.LastCommit
+	}
+	if o.LastProcessed != 0 {
+		return o.LastProcessed
+	}
+	return o.LSN
+}
+
+// skipThrough returns the LSN up to which changes of the first replayed transaction were already delivered,
+// or 0 when the offset stands at a transaction boundary. Changes strictly below it are skipped; the change
+// at it is delivered again, because several changes can share one LSN and at-least-once beats a loss.
+func (o Offset) skipThrough() LSN {
+	switch o.MessageType {
+	case "", "COMMIT", "BEGIN":
+		return 0
+	}
+	if o.LastProcessed != 0 {
+		return o.LastProcessed
+	}
+	return o.LSN
+}
+
+func toInt64(v any) (int64, error) {
+	switch n := v.(type) {
+	case int64:
+		return n, nil
+	case int:
+		return int64(n), nil
+	case int32:
+		return int64(n), nil
+	case uint64:
+		if n > math.MaxInt64 {
+			return 0, fmt.Errorf("%d overflows int64", n)
+		}
+		return int64(n), nil
+	case json.Number:
+		return n.Int64()
+	case float64:
+		if n != math.Trunc(n) {
+			return 0, fmt.Errorf("%v is not an integer", n)
+		}
+		return int64(n), nil
+	}
+	return 0, fmt.Errorf("%v (%T) is not a number", v, v)
+}

@@ -1,0 +1,230 @@
+// Package postgres is cdcd's PostgreSQL reader: it streams a logical replication slot over pgoutput and turns
+// each change into Debezium 3.6's change events.
+//
+// One goroutine (Run) owns the replication connection. It never blocks on one thing alone: handing a batch to
+// the pipeline, the status-update ticker and cancellation share one select, so a slow Kafka stops the reading
+// but not the keepalives that hold the connection open.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/cdcd/cdcd/source"
+)
+
+// maxBatchEvents bounds a batch; a larger transaction is split into several batches that share its commit.
+const maxBatchEvents = 1024
+
+// Reader streams one connector's slot. Create it with NewReader; Run it once.
+type Reader struct {
+	cfg   *Config
+	log   *slog.Logger
+	start *Offset // the stored offset, nil for a first start
+
+	// released is the highest LSN whose offset is durable: the only position ever reported to the server as
+	// flushed, so confirmed_flush_lsn never passes the durable offset.
+	released atomic.Uint64
+}
+
+// NewReader returns a reader for cfg resuming after start (nil: no stored offset).
+func NewReader(cfg *Config, start *Offset, log *slog.Logger) *Reader {
+	r := &Reader{cfg: cfg, start: start, log: log}
+	if start != nil {
+		r.released.Store(uint64(start.ResumeLSN()))
+	}
+	return r
+}
+
+// lsnPosition is the source.Position of this reader.
+type lsnPosition LSN
+
+func (p lsnPosition) String() string { return LSN(p).String() }
+
+// Release records that everything up to pos is durable in the offset store. The next status update tells the
+// server, which may then recycle the WAL before it. Safe to call from any goroutine; never blocks.
+func (r *Reader) Release(pos source.Position) {
+	lsn, ok := pos.(lsnPosition)
+	if !ok {
+		return
+	}
+	for {
+		cur := r.released.Load()
+		if uint64(lsn) <= cur || r.released.CompareAndSwap(cur, uint64(lsn)) {
+			return
+		}
+	}
+}
+
+// Run connects, checks the server, prepares the publication and slot, and streams until ctx is cancelled
+// or the stream fails. It sends batches on out, blocking while out is full. A broken connection is retried
+// slot.max.retries times, slot.retry.delay.ms apart, before Run gives up with the last error.
+func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
+	sqlConn, err := r.connectSQL(ctx)
+	if err != nil {
+		return err
+	}
+	defer sqlConn.Close(context.Background())
+
+	if err := checkServer(ctx, sqlConn, r.cfg); err != nil {
+		return err
+	}
+	if err := ensurePublication(ctx, sqlConn, r.cfg, r.log); err != nil {
+		return err
+	}
+	startLSN, err := r.ensureSlot(ctx, sqlConn)
+	if err != nil {
+		return err
+	}
+	if r.cfg.SlotDropOnStop {
+		defer r.dropSlot(sqlConn)
+	}
+
+	st := newStreamState(r.cfg, sqlConn, r.start, r.log)
+	attempts := 0
+	for {
+		err := r.stream(ctx, st, startLSN, out)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var fatal *fatalError
+		if errors.As(err, &fatal) || attempts >= r.cfg.SlotMaxRetries {
+			return err
+		}
+		attempts++
+		r.log.Warn("replication connection lost; retrying", "attempt", attempts, "of", r.cfg.SlotMaxRetries, "delay", r.cfg.SlotRetryDelay, "error", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(r.cfg.SlotRetryDelay):
+		}
+		// Restart from what is durable: anything read but not yet released is read again and the pipeline
+		// has already delivered or will redeliver it (at-least-once).
+		startLSN = LSN(r.released.Load())
+		st.resetAfterReconnect()
+	}
+}
+
+// fatalError marks stream errors that a reconnect cannot fix (bad data, a decoding bug, a dropped slot).
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+// Fatal tells the worker not to restart the task: the same error would come back.
+func (e *fatalError) Fatal() bool { return true }
+
+// stream runs one replication connection from startLSN.
+func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out chan<- source.Batch) error {
+	conn, err := pgconn.Connect(ctx, r.cfg.dsn(true))
+	if err != nil {
+		return fmt.Errorf("replication connection to %s: %w", r.cfg.addr(), err)
+	}
+	defer conn.Close(context.Background())
+
+	args := []string{"proto_version '1'", fmt.Sprintf("publication_names '%s'", r.cfg.PublicationName), "messages 'true'"}
+	if err := pglogrepl.StartReplication(ctx, conn, r.cfg.SlotName, startLSN, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
+		return &fatalError{fmt.Errorf("START_REPLICATION of slot %q at %s: %w", r.cfg.SlotName, startLSN, err)}
+	}
+	r.log.Info("streaming", "slot", r.cfg.SlotName, "from", startLSN.String())
+
+	var received LSN = startLSN
+	nextStatus := time.Now()
+	var heartbeat <-chan time.Time
+	if r.cfg.HeartbeatInterval > 0 {
+		t := time.NewTicker(r.cfg.HeartbeatInterval)
+		defer t.Stop()
+		heartbeat = t.C
+	}
+	sendStatus := func() error {
+		flushed := LSN(r.released.Load())
+		nextStatus = time.Now().Add(r.cfg.StatusInterval)
+		// Write is what was received, flush is what is durable: PostgreSQL moves confirmed_flush_lsn to the
+		// flush position only.
+		return pglogrepl.SendStandbyStatusUpdate(ctx, conn, pglogrepl.StandbyStatusUpdate{
+			WALWritePosition: max(received, flushed), WALFlushPosition: flushed, WALApplyPosition: flushed,
+		})
+	}
+	for {
+		// Hand over every finished batch first. While the pipeline is full, keep the connection alive: the
+		// status ticker fires inside the same select.
+		for len(st.ready) > 0 {
+			select {
+			case out <- st.ready[0]:
+				st.ready = st.ready[1:]
+			case <-time.After(time.Until(nextStatus)):
+				if err := sendStatus(); err != nil {
+					return fmt.Errorf("status update @ %s: %w", received, err)
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if time.Now().After(nextStatus) {
+			if err := sendStatus(); err != nil {
+				return fmt.Errorf("status update @ %s: %w", received, err)
+			}
+		}
+		select {
+		case <-heartbeat:
+			if err := st.heartbeat(ctx); err != nil {
+				return err
+			}
+			continue
+		default:
+		}
+
+		recvCtx, cancel := context.WithDeadline(ctx, nextStatus)
+		msg, err := conn.ReceiveMessage(recvCtx)
+		cancel()
+		if err != nil {
+			if pgconn.Timeout(err) && ctx.Err() == nil {
+				continue
+			}
+			return fmt.Errorf("receive @ %s: %w", received, err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			switch m.Data[0] {
+			case pglogrepl.PrimaryKeepaliveMessageByteID:
+				ka, err := pglogrepl.ParsePrimaryKeepaliveMessage(m.Data[1:])
+				if err != nil {
+					return fmt.Errorf("keepalive @ %s: %w", received, err)
+				}
+				if ka.ReplyRequested {
+					nextStatus = time.Time{}
+				}
+			case pglogrepl.XLogDataByteID:
+				xld, err := pglogrepl.ParseXLogData(m.Data[1:])
+				if err != nil {
+					return fmt.Errorf("xlogdata @ %s: %w", received, err)
+				}
+				if err := st.handle(ctx, xld); err != nil {
+					return &fatalError{fmt.Errorf("stream error @ %s: %w", xld.WALStart, err)}
+				}
+				received = max(received, xld.WALStart)
+			}
+		case *pgproto3.ErrorResponse:
+			return fmt.Errorf("server error @ %s: %s (%s)", received, m.Message, m.Code)
+		default:
+			return fmt.Errorf("unexpected replication message %T @ %s", msg, received)
+		}
+	}
+}
+
+func (r *Reader) connectSQL(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.Connect(ctx, r.cfg.dsn(false))
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to PostgreSQL at %s (database.hostname, database.port, database.user, database.dbname): %w", r.cfg.addr(), err)
+	}
+	return conn, nil
+}

@@ -1,0 +1,274 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+func (c *Config) addr() string {
+	return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) + "/" + c.DBName
+}
+
+// dsn is the connection string; replication adds replication=database for the walsender protocol.
+func (c *Config) dsn(replication bool) string {
+	u := url.URL{Scheme: "postgres", User: url.UserPassword(c.User, c.Password), Host: net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), Path: "/" + c.DBName}
+	q := url.Values{}
+	q.Set("sslmode", c.SSLMode)
+	q.Set("application_name", "cdcd-"+c.Name)
+	if replication {
+		q.Set("replication", "database")
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// checkServer refuses a server that cannot stream, naming the problem and the fix.
+func checkServer(ctx context.Context, conn *pgx.Conn, cfg *Config) error {
+	var walLevel string
+	if err := conn.QueryRow(ctx, "SHOW wal_level").Scan(&walLevel); err != nil {
+		return fmt.Errorf("reading wal_level: %w", err)
+	}
+	if walLevel != "logical" {
+		return fmt.Errorf("PostgreSQL at %s has wal_level=%s; logical decoding needs wal_level=logical: set it in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart the server", cfg.addr(), walLevel)
+	}
+	var super, repl bool
+	if err := conn.QueryRow(ctx, "SELECT rolsuper, rolreplication FROM pg_roles WHERE rolname = current_user").Scan(&super, &repl); err != nil {
+		return fmt.Errorf("reading the privileges of %q: %w", cfg.User, err)
+	}
+	if !super && !repl {
+		return fmt.Errorf("user %q lacks the REPLICATION attribute needed to stream a slot: run ALTER ROLE %s WITH REPLICATION", cfg.User, pgx.Identifier{cfg.User}.Sanitize())
+	}
+	return nil
+}
+
+// ensurePublication checks or creates the publication as publication.autocreate.mode says.
+func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *slog.Logger) error {
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)", cfg.PublicationName).Scan(&exists); err != nil {
+		return fmt.Errorf("looking up publication %q: %w", cfg.PublicationName, err)
+	}
+	pub := pgx.Identifier{cfg.PublicationName}.Sanitize()
+	switch cfg.PublicationMode {
+	case "disabled":
+		if !exists {
+			return fmt.Errorf("publication %q does not exist and publication.autocreate.mode=disabled: create it (CREATE PUBLICATION %s FOR TABLE …) or set publication.autocreate.mode=filtered", cfg.PublicationName, pub)
+		}
+		return nil
+	case "no_tables":
+		if exists {
+			return nil
+		}
+		_, err := conn.Exec(ctx, "CREATE PUBLICATION "+pub)
+		return wrapCreate(err, cfg)
+	case "all_tables":
+		if exists {
+			return nil
+		}
+		if err := checkAllTablesPublication(ctx, conn, cfg); err != nil {
+			return err
+		}
+		log.Info("creating publication for all tables", "publication", cfg.PublicationName)
+		_, err := conn.Exec(ctx, "CREATE PUBLICATION "+pub+" FOR ALL TABLES")
+		return wrapCreate(err, cfg)
+	case "filtered":
+		tables, err := capturedTables(ctx, conn, cfg)
+		if err != nil {
+			return err
+		}
+		if len(tables) == 0 {
+			return fmt.Errorf("publication.autocreate.mode=filtered but no table matches the include/exclude lists in database %q: check table.include.list and schema.include.list", cfg.DBName)
+		}
+		if blocked, err := tablesWithoutIdentity(ctx, conn, tables); err != nil {
+			return err
+		} else if len(blocked) > 0 {
+			return identityError(blocked)
+		}
+		verb := "CREATE PUBLICATION " + pub + " FOR TABLE "
+		if exists {
+			verb = "ALTER PUBLICATION " + pub + " SET TABLE "
+		}
+		_, err = conn.Exec(ctx, verb+strings.Join(tables, ", "))
+		return wrapCreate(err, cfg)
+	}
+	return fmt.Errorf("unknown publication.autocreate.mode %q", cfg.PublicationMode)
+}
+
+func wrapCreate(err error, cfg *Config) error {
+	if err == nil {
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42501" {
+		return fmt.Errorf("user %q may not create publication %q (%s): create it as its owner or a superuser, then set publication.autocreate.mode=disabled", cfg.User, cfg.PublicationName, pgErr.Message)
+	}
+	return fmt.Errorf("creating publication %q: %w", cfg.PublicationName, err)
+}
+
+// checkAllTablesPublication refuses to create a FOR ALL TABLES publication that would break the application:
+// it needs superuser, and once it exists PostgreSQL rejects UPDATE and DELETE on every table without a
+// usable replica identity.
+func checkAllTablesPublication(ctx context.Context, conn *pgx.Conn, cfg *Config) error {
+	var super bool
+	if err := conn.QueryRow(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&super); err != nil {
+		return fmt.Errorf("reading the privileges of %q: %w", cfg.User, err)
+	}
+	if !super {
+		return fmt.Errorf("publication.autocreate.mode=all_tables creates %q FOR ALL TABLES, which needs a superuser, and %q is not one: set publication.autocreate.mode=filtered, or have a superuser create the publication", cfg.PublicationName, cfg.User)
+	}
+	all, err := userTables(ctx, conn)
+	if err != nil {
+		return err
+	}
+	blocked, err := tablesWithoutIdentity(ctx, conn, all)
+	if err != nil {
+		return err
+	}
+	if len(blocked) > 0 {
+		return identityError(blocked)
+	}
+	return nil
+}
+
+func identityError(blocked []string) error {
+	return fmt.Errorf("refusing to publish tables without a usable replica identity: once published, PostgreSQL rejects every UPDATE and DELETE on them, breaking the application. Tables: %s. Fix: add a primary key, or run ALTER TABLE … REPLICA IDENTITY FULL (or USING INDEX) on each; or leave them out with table.exclude.list and publication.autocreate.mode=filtered",
+		strings.Join(blocked, ", "))
+}
+
+// userTables lists every ordinary and partitioned table outside the system schemas, as quoted identifiers.
+func userTables(ctx context.Context, conn *pgx.Conn) ([]string, error) {
+	return queryTables(ctx, conn, func(string, string) bool { return true })
+}
+
+// capturedTables lists the tables the filters select, as quoted identifiers.
+func capturedTables(ctx context.Context, conn *pgx.Conn, cfg *Config) ([]string, error) {
+	return queryTables(ctx, conn, cfg.Filter.IncludeTable)
+}
+
+func queryTables(ctx context.Context, conn *pgx.Conn, include func(schema, table string) bool) ([]string, error) {
+	rows, err := conn.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r','p') AND NOT c.relispartition AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+		ORDER BY 1, 2`)
+	if err != nil {
+		return nil, fmt.Errorf("listing tables: %w", err)
+	}
+	var out []string
+	for rows.Next() {
+		var s, t string
+		if err := rows.Scan(&s, &t); err != nil {
+			return nil, err
+		}
+		if include(s, t) {
+			out = append(out, pgx.Identifier{s, t}.Sanitize())
+		}
+	}
+	return out, rows.Err()
+}
+
+// tablesWithoutIdentity returns those of tables (quoted identifiers) on which a published UPDATE or DELETE
+// would fail: replica identity NOTHING, or DEFAULT without a primary key.
+func tablesWithoutIdentity(ctx context.Context, conn *pgx.Conn, tables []string) ([]string, error) {
+	if len(tables) == 0 {
+		return nil, nil
+	}
+	rows, err := conn.Query(ctx, `SELECT t::regclass::text FROM unnest($1::text[]) AS t
+		JOIN pg_class c ON c.oid = t::regclass
+		WHERE c.relreplident = 'n' OR (c.relreplident = 'd' AND NOT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary))
+		ORDER BY 1`, tables)
+	if err != nil {
+		return nil, fmt.Errorf("checking replica identities: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// ensureSlot creates the slot if it is missing, checks the stored offset against it, and returns the LSN to
+// start streaming from.
+func (r *Reader) ensureSlot(ctx context.Context, conn *pgx.Conn) (LSN, error) {
+	cfg := r.cfg
+	var (
+		plugin, database string
+		active           bool
+		confirmed        *string
+	)
+	err := conn.QueryRow(ctx, `SELECT plugin, database, active, confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1`, cfg.SlotName).
+		Scan(&plugin, &database, &active, &confirmed)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		if r.start != nil && cfg.OffsetMismatch != "no_validation" && cfg.OffsetMismatch != "trust_offset" {
+			return 0, &fatalError{fmt.Errorf("a stored offset exists (resume at %s) but replication slot %q is gone: the changes since then are lost from the WAL. Take a new snapshot (delete the connector's offsets, or snapshot.mode=when_needed), or set offset.mismatch.strategy=trust_offset to stream from a new slot anyway", r.start.ResumeLSN(), cfg.SlotName)}
+		}
+		return r.createSlot(ctx)
+	case err != nil:
+		return 0, fmt.Errorf("looking up replication slot %q: %w", cfg.SlotName, err)
+	}
+	if plugin != "pgoutput" {
+		return 0, fmt.Errorf("replication slot %q uses plugin %q, not pgoutput: drop it (SELECT pg_drop_replication_slot('%s')) or choose another slot.name", cfg.SlotName, plugin, cfg.SlotName)
+	}
+	if database != cfg.DBName {
+		return 0, fmt.Errorf("replication slot %q belongs to database %q, not %q: choose another slot.name", cfg.SlotName, database, cfg.DBName)
+	}
+	if active {
+		return 0, fmt.Errorf("replication slot %q is in use by another connection: stop the other consumer (see pg_stat_replication) or choose another slot.name", cfg.SlotName)
+	}
+	var slotLSN LSN
+	if confirmed != nil {
+		if slotLSN, err = pglogrepl.ParseLSN(*confirmed); err != nil {
+			return 0, fmt.Errorf("slot %q confirmed_flush_lsn %q: %w", cfg.SlotName, *confirmed, err)
+		}
+	}
+	if r.start == nil {
+		return slotLSN, nil
+	}
+	resume := r.start.ResumeLSN()
+	if slotLSN > resume {
+		switch cfg.OffsetMismatch {
+		case "trust_slot", "trust_greater_lsn", "no_validation":
+			r.log.Warn("slot is ahead of the stored offset; streaming from the slot", "slot", cfg.SlotName, "slot_lsn", slotLSN.String(), "offset_lsn", resume.String())
+			return slotLSN, nil
+		}
+		return 0, &fatalError{fmt.Errorf("replication slot %q has confirmed %s, past the stored offset %s: the changes between them were released without being recorded, so they may be missing from Kafka. Take a new snapshot, or set offset.mismatch.strategy=trust_slot to continue from the slot", cfg.SlotName, slotLSN, resume)}
+	}
+	return resume, nil
+}
+
+// createSlot creates the slot on a replication connection and returns its consistent point.
+func (r *Reader) createSlot(ctx context.Context) (LSN, error) {
+	conn, err := pgconn.Connect(ctx, r.cfg.dsn(true))
+	if err != nil {
+		return 0, fmt.Errorf("replication connection to %s: %w", r.cfg.addr(), err)
+	}
+	defer conn.Close(context.Background())
+	res, err := pglogrepl.CreateReplicationSlot(ctx, conn, r.cfg.SlotName, "pgoutput", pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "NOEXPORT_SNAPSHOT"})
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "53400" {
+			return 0, fmt.Errorf("cannot create replication slot %q: %s. Raise max_replication_slots, or drop unused slots (cdcd slots list)", r.cfg.SlotName, pgErr.Message)
+		}
+		return 0, fmt.Errorf("creating replication slot %q: %w", r.cfg.SlotName, err)
+	}
+	lsn, err := pglogrepl.ParseLSN(res.ConsistentPoint)
+	if err != nil {
+		return 0, fmt.Errorf("slot %q consistent point %q: %w", r.cfg.SlotName, res.ConsistentPoint, err)
+	}
+	r.log.Info("created replication slot", "slot", r.cfg.SlotName, "consistent_point", lsn.String())
+	return lsn, nil
+}
+
+// dropSlot drops the connector's slot on stop (slot.drop.on.stop).
+func (r *Reader) dropSlot(conn *pgx.Conn) {
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot($1) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", r.cfg.SlotName); err != nil {
+		r.log.Warn("could not drop the replication slot on stop", "slot", r.cfg.SlotName, "error", err)
+		return
+	}
+	r.log.Info("dropped replication slot on stop (slot.drop.on.stop=true)", "slot", r.cfg.SlotName)
+}

@@ -1,0 +1,283 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/source"
+)
+
+// streamState turns pgoutput messages into batches of Debezium events. It belongs to the reader goroutine.
+type streamState struct {
+	cfg    *Config
+	sql    *pgx.Conn
+	log    *slog.Logger
+	tables *tableCache
+	now    func() time.Time
+
+	// The open transaction.
+	inTx       bool
+	xid        uint32
+	commitTime time.Time
+	events     []source.Event
+
+	// lastCommit is the end LSN of the last transaction read (Debezium's lastCommitLsn): the first element of
+	// source.sequence and, once delivered, the resume point.
+	lastCommit LSN
+	// skipBelow is set while replaying the first transaction after a Debezium offset written inside it:
+	// changes below it were delivered already.
+	skipBelow LSN
+
+	ready []source.Batch
+}
+
+func newStreamState(cfg *Config, sql *pgx.Conn, start *Offset, log *slog.Logger) *streamState {
+	st := &streamState{cfg: cfg, sql: sql, log: log, tables: newTableCache(cfg, sql, log), now: time.Now}
+	if start != nil {
+		st.lastCommit = start.LastCommit
+		st.skipBelow = start.skipThrough()
+	}
+	return st
+}
+
+// resetAfterReconnect forgets what a lost connection left half read; the new connection sends it again.
+func (st *streamState) resetAfterReconnect() {
+	st.inTx, st.events, st.ready = false, nil, nil
+}
+
+// handle decodes one XLogData message. Errors here are fatal: they mean data cdcd cannot represent.
+func (st *streamState) handle(ctx context.Context, xld pglogrepl.XLogData) error {
+	msg, err := pglogrepl.Parse(xld.WALData)
+	if err != nil {
+		return fmt.Errorf("decoding pgoutput message: %w", err)
+	}
+	lsn := xld.WALStart
+	switch m := msg.(type) {
+	case *pglogrepl.BeginMessage:
+		st.inTx, st.xid, st.commitTime, st.events = true, m.Xid, m.CommitTime, st.events[:0]
+	case *pglogrepl.CommitMessage:
+		st.commit(m.TransactionEndLSN)
+	case *pglogrepl.RelationMessage:
+		return st.tables.relation(ctx, m)
+	case *pglogrepl.TypeMessage, *pglogrepl.OriginMessage:
+		// Types come from the catalog; origins are not tracked yet (source.origin stays null).
+	case *pglogrepl.InsertMessage:
+		return st.change(lsn, m.RelationID, 'c', nil, 0, m.Tuple)
+	case *pglogrepl.UpdateMessage:
+		return st.change(lsn, m.RelationID, 'u', m.OldTuple, m.OldTupleType, m.NewTuple)
+	case *pglogrepl.DeleteMessage:
+		return st.change(lsn, m.RelationID, 'd', m.OldTuple, m.OldTupleType, nil)
+	case *pglogrepl.TruncateMessage:
+		return st.truncate(lsn, m)
+	case *pglogrepl.LogicalDecodingMessage:
+		return st.message(lsn, m)
+	}
+	return nil
+}
+
+// commit closes the transaction into a batch whose offset is the commit: the only kind of offset cdcd
+// records. Transactions without captured changes still yield an (empty) batch, so their commit is recorded
+// and the slot moves on even when no captured table changes.
+func (st *streamState) commit(end LSN) {
+	st.lastCommit = end
+	st.skipBelow = 0
+	off := Offset{LSN: end, LastProcessed: end, LastCommit: end, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: "COMMIT"}
+	st.ready = append(st.ready, source.Batch{Events: st.events, Offset: off.Map(), Position: lsnPosition(end)})
+	st.events, st.inTx = nil, false
+}
+
+// emit appends events of the open transaction; a transaction larger than one batch is handed over in parts
+// that carry no offset, so memory stays bounded by the pipeline's capacity, not by the transaction's size.
+func (st *streamState) emit(evs ...source.Event) {
+	st.events = append(st.events, evs...)
+	if len(st.events) >= maxBatchEvents {
+		st.ready = append(st.ready, source.Batch{Events: st.events})
+		st.events = nil
+	}
+}
+
+// sourceInfo builds the source block for a change at lsn.
+func (st *streamState) sourceInfo(lsn LSN, schemaName, table string, withTx bool) *schema.Struct {
+	src := schema.NewStruct(schema.PostgresSourceSchema())
+	ts := st.commitTime
+	src.Set("version", source.Version).
+		Set("connector", "postgresql").
+		Set("name", st.cfg.TopicPrefix).
+		Set("ts_ms", ts.UnixMilli()).
+		Set("db", st.cfg.DBName).
+		Set("sequence", sequence(st.lastCommit, lsn)).
+		Set("ts_us", ts.UnixMicro()).
+		Set("ts_ns", ts.UnixMicro()*1000).
+		Set("schema", schemaName).
+		Set("table", table).
+		Set("lsn", int64(lsn))
+	if withTx {
+		src.Set("txId", int64(st.xid))
+	}
+	return src
+}
+
+// sequence is Debezium's source.sequence: a JSON list of the last commit LSN and this change's LSN as
+// decimal strings, null for an unknown commit.
+func sequence(lastCommit, lsn LSN) string {
+	first := "null"
+	if lastCommit != 0 {
+		first = fmt.Sprintf("%q", fmt.Sprint(uint64(lastCommit)))
+	}
+	return fmt.Sprintf("[%s,\"%d\"]", first, uint64(lsn))
+}
+
+// envelope builds a change event's value.
+func (st *streamState) envelope(t *table, op string, before, after *schema.Struct, src *schema.Struct) *schema.Struct {
+	env := schema.NewStruct(t.envelope)
+	now := st.now()
+	env.Set("source", src).Set("op", op).
+		Set("ts_ms", now.UnixMilli()).Set("ts_us", now.UnixMicro()).Set("ts_ns", now.UnixNano())
+	if before != nil {
+		env.Set("before", before)
+	}
+	if after != nil {
+		env.Set("after", after)
+	}
+	return env
+}
+
+// change turns an insert, update or delete into events.
+func (st *streamState) change(lsn LSN, relID uint32, op byte, oldTuple *pglogrepl.TupleData, oldKind uint8, newTuple *pglogrepl.TupleData) error {
+	if lsn < st.skipBelow {
+		return nil
+	}
+	t, err := st.tables.get(relID)
+	if err != nil || t == nil {
+		return err
+	}
+	if st.cfg.SkippedOps[op] {
+		return nil
+	}
+	var before, after *schema.Struct
+	if oldTuple != nil {
+		if before, err = t.row(oldTuple, nil); err != nil {
+			return fmt.Errorf("%s.%s old row: %w", t.schemaName, t.name, err)
+		}
+	}
+	if newTuple != nil {
+		if after, err = t.row(newTuple, before); err != nil {
+			return fmt.Errorf("%s.%s new row: %w", t.schemaName, t.name, err)
+		}
+	}
+	src := st.sourceInfo(lsn, t.schemaName, t.name, true)
+	switch op {
+	case 'c':
+		st.emit(t.event(t.key(after), st.envelope(t, "c", nil, after, src)))
+	case 'u':
+		newKey := t.key(after)
+		if before != nil && oldKind != 0 && t.keySchema != nil {
+			if oldKey := t.key(before); !keysEqual(oldKey, newKey) {
+				st.keyChange(t, oldKey, newKey, before, after, src)
+				return nil
+			}
+		}
+		// Under REPLICA IDENTITY DEFAULT an unchanged key sends no old tuple and before stays null.
+		st.emit(t.event(newKey, st.envelope(t, "u", before, after, src)))
+	case 'd':
+		key := t.key(before)
+		st.emit(t.event(key, st.envelope(t, "d", before, nil, src)))
+		if st.cfg.TombstonesOnDelete {
+			st.emit(t.event(key, nil))
+		}
+	}
+	return nil
+}
+
+// keyChange emits a primary-key update as Debezium does: a delete of the old key carrying the new key in
+// the __debezium.newkey header, its tombstone, and a create of the new key carrying __debezium.oldkey.
+func (st *streamState) keyChange(t *table, oldKey, newKey *schema.Struct, before, after *schema.Struct, src *schema.Struct) {
+	del := t.event(oldKey, st.envelope(t, "d", before, nil, src))
+	del.Headers = []source.Header{{Key: "__debezium.newkey", Schema: t.keySchema, Value: newKey}}
+	st.emit(del)
+	if st.cfg.TombstonesOnDelete {
+		st.emit(t.event(oldKey, nil))
+	}
+	create := t.event(newKey, st.envelope(t, "c", nil, after, src))
+	create.Headers = []source.Header{{Key: "__debezium.oldkey", Schema: t.keySchema, Value: oldKey}}
+	st.emit(create)
+}
+
+// truncate emits one op "t" event per captured table, with a null key, unless truncates are skipped (the
+// default, skipped.operations=t).
+func (st *streamState) truncate(lsn LSN, m *pglogrepl.TruncateMessage) error {
+	if st.cfg.SkippedOps['t'] {
+		return nil
+	}
+	for _, relID := range m.RelationIDs {
+		t, err := st.tables.get(relID)
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			continue
+		}
+		src := st.sourceInfo(lsn, t.schemaName, t.name, true)
+		st.emit(source.Event{Topic: t.topic, ValueSchema: t.envelope, Value: st.envelope(t, "t", nil, nil, src)})
+	}
+	return nil
+}
+
+// message emits a logical decoding message (op "m") on <prefix>.message. A non-transactional message is
+// its own transaction: it is recorded at once, as Debezium does.
+func (st *streamState) message(lsn LSN, m *pglogrepl.LogicalDecodingMessage) error {
+	if lsn < st.skipBelow {
+		return nil
+	}
+	keySchema, valueSchema := schema.PostgresMessageKeySchema(), st.tables.messageValueSchema()
+	key := schema.NewStruct(keySchema).Set("prefix", m.Prefix)
+	content, err := st.tables.messageContent(m.Content)
+	if err != nil {
+		return err
+	}
+	src := st.sourceInfo(lsn, "", "", m.Transactional)
+	if !m.Transactional {
+		// Debezium stamps a non-transactional message with the time it processed it.
+		now := st.now()
+		src.Set("ts_ms", now.UnixMilli()).Set("ts_us", now.UnixMicro()).Set("ts_ns", now.UnixMicro()*1000)
+	}
+	body := schema.NewStruct(valueSchema.Field("message")).Set("prefix", m.Prefix).Set("content", content)
+	now := st.now()
+	value := schema.NewStruct(valueSchema).Set("op", "m").Set("ts_ms", now.UnixMilli()).Set("source", src).Set("message", body)
+	ev := source.Event{Topic: schema.MessageTopic(st.cfg.TopicPrefix), KeySchema: keySchema, Key: key, ValueSchema: valueSchema, Value: value}
+	if m.Transactional {
+		st.emit(ev)
+		return nil
+	}
+	off := Offset{LSN: lsn, LastProcessed: lsn, LastCommit: lsn, TsUsec: src.Get("ts_us").(int64), MessageType: "MESSAGE"}
+	st.ready = append(st.ready, source.Batch{Events: []source.Event{ev}, Offset: off.Map(), Position: lsnPosition(lsn)})
+	return nil
+}
+
+// heartbeat emits a heartbeat record carrying the last commit's offset, and runs heartbeat.action.query.
+// Only between transactions: a heartbeat inside one would record a position inside it.
+func (st *streamState) heartbeat(ctx context.Context) error {
+	if st.cfg.HeartbeatQuery != "" {
+		if _, err := st.sql.Exec(ctx, st.cfg.HeartbeatQuery); err != nil {
+			return fmt.Errorf("heartbeat.action.query failed: %w", err)
+		}
+	}
+	if st.inTx || st.lastCommit == 0 {
+		return nil
+	}
+	keySchema, valueSchema := schema.HeartbeatKeySchema(), schema.HeartbeatValueSchema()
+	ev := source.Event{
+		Topic:     st.cfg.HeartbeatTopic,
+		KeySchema: keySchema, Key: schema.NewStruct(keySchema).Set("serverName", st.cfg.TopicPrefix),
+		ValueSchema: valueSchema, Value: schema.NewStruct(valueSchema).Set("ts_ms", st.now().UnixMilli()),
+	}
+	off := Offset{LSN: st.lastCommit, LastProcessed: st.lastCommit, LastCommit: st.lastCommit, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: "COMMIT"}
+	st.ready = append(st.ready, source.Batch{Events: []source.Event{ev}, Offset: off.Map(), Position: lsnPosition(st.lastCommit)})
+	return nil
+}

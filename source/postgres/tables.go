@@ -1,0 +1,229 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/postgres/catalog"
+)
+
+// table is a captured table as the stream knows it: its columns in relation-message order, each with the
+// converter of its type, and the Debezium schemas of its events. It is rebuilt on every relation message,
+// so an ALTER TABLE is reflected from the next change on.
+type table struct {
+	schemaName, name string
+	topic            string
+	cols             []tableColumn // one per relation-message column
+	rowSchema        *schema.Schema
+	keySchema        *schema.Schema // nil: no primary key (and no message.key.columns): null keys
+	keyFields        []int          // row field indexes that form the key
+	envelope         *schema.Schema
+}
+
+type tableColumn struct {
+	name  string
+	field int // index in the row struct; -1 when the column is excluded or its type unsupported
+	conv  catalog.Converter
+}
+
+// tableCache maps relation ids to tables. Relation messages arrive before a table's first change on every
+// connection and again after DDL; nil entries are relations the filters exclude.
+type tableCache struct {
+	cfg    *Config
+	sql    *pgx.Conn
+	log    *slog.Logger
+	byID   map[uint32]*table
+	msgVal *schema.Schema
+}
+
+func newTableCache(cfg *Config, sql *pgx.Conn, log *slog.Logger) *tableCache {
+	return &tableCache{cfg: cfg, sql: sql, log: log, byID: map[uint32]*table{}}
+}
+
+// get returns the table of relID, nil when it is not captured.
+func (c *tableCache) get(relID uint32) (*table, error) {
+	t, ok := c.byID[relID]
+	if !ok {
+		return nil, fmt.Errorf("change for relation %d before its relation message", relID)
+	}
+	return t, nil
+}
+
+// relation (re)builds a table from a relation message and the catalog. Nullability, defaults, comments,
+// enum values and the primary key come from the catalog, as Debezium reads them; the column list and types
+// come from the message, which describes the rows that follow it.
+func (c *tableCache) relation(ctx context.Context, m *pglogrepl.RelationMessage) error {
+	if !c.cfg.Filter.IncludeTable(m.Namespace, m.RelationName) {
+		c.byID[m.RelationID] = nil
+		return nil
+	}
+	info, err := catalog.Load(ctx, c.sql, m.Namespace, m.RelationName)
+	if err != nil {
+		return fmt.Errorf("reading the catalog for %s.%s: %w", m.Namespace, m.RelationName, err)
+	}
+	t := &table{schemaName: m.Namespace, name: m.RelationName, topic: schema.DataTopic(c.cfg.TopicPrefix, m.Namespace, m.RelationName)}
+	byName := make(map[string]catalog.Column, len(info.Columns))
+	for _, col := range info.Columns {
+		byName[col.Name] = col
+	}
+	var fields []schema.Field
+	for _, rc := range m.Columns {
+		tc := tableColumn{name: rc.Name, field: -1}
+		col, ok := byName[rc.Name]
+		if ok && c.cfg.Filter.IncludeColumn(m.Namespace, m.RelationName, rc.Name) {
+			// The message's type wins over the catalog's: it describes the rows that follow, while the
+			// catalog may already show a later ALTER.
+			col.TypeOID, col.TypeMod = rc.DataType, rc.TypeModifier
+			conv, err := catalog.NewConverter(col, c.cfg.Modes)
+			switch {
+			case errors.Is(err, catalog.ErrUnsupportedType):
+				c.log.Warn("column left out of the events: its type is not supported", "table", m.Namespace+"."+m.RelationName, "column", rc.Name, "error", err)
+			case err != nil:
+				return fmt.Errorf("column %s of %s.%s: %w", rc.Name, m.Namespace, m.RelationName, err)
+			default:
+				tc.field, tc.conv = len(fields), conv
+				fields = append(fields, schema.Field{Name: rc.Name, Schema: conv.Schema()})
+			}
+		}
+		t.cols = append(t.cols, tc)
+	}
+	t.rowSchema = &schema.Schema{Type: schema.StructT, Optional: true, Name: t.topic + ".Value", Fields: fields}
+	t.envelope = schema.EnvelopeSchema(t.topic+".Envelope", t.rowSchema, schema.PostgresSourceSchema())
+
+	keyCols := info.PrimaryKey
+	if override, ok := c.cfg.MessageKeyColumns[m.Namespace+"."+m.RelationName]; ok {
+		keyCols = override
+	}
+	if len(keyCols) > 0 {
+		var keyFields []schema.Field
+		for _, name := range keyCols {
+			i := t.rowSchema.FieldIndex(name)
+			if i < 0 {
+				return fmt.Errorf("key column %q of %s.%s is not among the captured columns (check message.key.columns and column.exclude.list)", name, m.Namespace, m.RelationName)
+			}
+			t.keyFields = append(t.keyFields, i)
+			keyFields = append(keyFields, fields[i])
+		}
+		t.keySchema = &schema.Schema{Type: schema.StructT, Name: t.topic + ".Key", Fields: keyFields}
+	}
+	c.byID[m.RelationID] = t
+	return nil
+}
+
+// row decodes a tuple into the row struct. An unchanged TOASTed value ('u') is taken from old when the old
+// tuple carried it (REPLICA IDENTITY FULL), else it becomes unavailable.value.placeholder. A missing value of
+// a NOT NULL column (a key-only old tuple) becomes the column's fallback, as Debezium writes it.
+func (t *table) row(tuple *pglogrepl.TupleData, old *schema.Struct) (*schema.Struct, error) {
+	if len(tuple.Columns) != len(t.cols) {
+		return nil, fmt.Errorf("tuple has %d columns, relation has %d", len(tuple.Columns), len(t.cols))
+	}
+	row := schema.NewStruct(t.rowSchema)
+	for i, tc := range t.cols {
+		if tc.field < 0 {
+			continue
+		}
+		col := tuple.Columns[i]
+		var v any
+		switch col.DataType {
+		case pglogrepl.TupleDataTypeText:
+			var err error
+			if v, err = tc.conv.Decode(col.Data); err != nil {
+				return nil, fmt.Errorf("column %s: %w", tc.name, err)
+			}
+		case pglogrepl.TupleDataTypeToast:
+			if old != nil && old.Values[tc.field] != nil {
+				v = old.Values[tc.field]
+			} else {
+				v = tc.conv.Unavailable()
+			}
+		case pglogrepl.TupleDataTypeBinary:
+			return nil, fmt.Errorf("column %s arrived in binary format, which cdcd does not request", tc.name)
+		}
+		if v == nil && !t.rowSchema.Fields[tc.field].Schema.Optional {
+			v = tc.conv.Fallback()
+		}
+		row.Values[tc.field] = v
+	}
+	return row, nil
+}
+
+// key extracts the key struct from a row; nil for keyless tables or a missing row.
+func (t *table) key(row *schema.Struct) *schema.Struct {
+	if t.keySchema == nil || row == nil {
+		return nil
+	}
+	k := schema.NewStruct(t.keySchema)
+	for i, f := range t.keyFields {
+		k.Values[i] = row.Values[f]
+	}
+	return k
+}
+
+// event builds a record of this table; a nil value is a tombstone.
+func (t *table) event(key *schema.Struct, value *schema.Struct) source.Event {
+	ev := source.Event{Topic: t.topic}
+	if key != nil {
+		ev.KeySchema, ev.Key = t.keySchema, key
+	}
+	if value != nil {
+		ev.ValueSchema, ev.Value = t.envelope, value
+	}
+	return ev
+}
+
+func keysEqual(a, b *schema.Struct) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	for i := range a.Values {
+		x, y := a.Values[i], b.Values[i]
+		if xb, ok := x.([]byte); ok {
+			if yb, ok := y.([]byte); !ok || !bytes.Equal(xb, yb) {
+				return false
+			}
+			continue
+		}
+		if !reflect.DeepEqual(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// messageValueSchema is the value schema of logical decoding messages; content follows binary.handling.mode.
+func (c *tableCache) messageValueSchema() *schema.Schema {
+	if c.msgVal == nil {
+		content := &schema.Schema{Type: schema.Bytes, Optional: true}
+		if c.cfg.Modes.Binary != catalog.BinaryBytes {
+			content = &schema.Schema{Type: schema.String, Optional: true}
+		}
+		c.msgVal = schema.PostgresMessageValueSchema(content)
+	}
+	return c.msgVal
+}
+
+// messageContent renders a message's content as binary.handling.mode says.
+func (c *tableCache) messageContent(b []byte) (any, error) {
+	switch c.cfg.Modes.Binary {
+	case catalog.BinaryBytes:
+		return b, nil
+	case catalog.BinaryBase64:
+		return base64.StdEncoding.EncodeToString(b), nil
+	case catalog.BinaryBase64URLSafe:
+		return base64.URLEncoding.EncodeToString(b), nil
+	case catalog.BinaryHex:
+		return hex.EncodeToString(b), nil
+	}
+	return nil, fmt.Errorf("unknown binary.handling.mode %q", c.cfg.Modes.Binary)
+}

@@ -1,0 +1,49 @@
+// Package source holds what every database reader shares: the events a reader emits, grouped into batches
+// that end where a durable position may be recorded, and the typed position a reader releases to its
+// database once that position is durable.
+package source
+
+import (
+	"github.com/cdcd/cdcd/schema"
+)
+
+// Event is one Kafka Connect record before conversion: a topic, a key and a value with their schemas, and
+// headers. A nil ValueSchema with a nil Value is a tombstone.
+type Event struct {
+	Topic       string
+	KeySchema   *schema.Schema
+	Key         any
+	ValueSchema *schema.Schema
+	Value       any
+	Headers     []Header
+}
+
+// Header is a Connect header: converted by the worker's header.converter.
+type Header struct {
+	Key    string
+	Schema *schema.Schema
+	Value  any
+}
+
+// Position is a reader's typed position (a PostgreSQL LSN, a binlog file and offset, a GTID set). Its String
+// form is what logs and stream errors show.
+type Position interface {
+	String() string
+}
+
+// Batch is a run of events that the pipeline delivers in order. Batches end at transaction boundaries, except
+// that a transaction too large to hold is split into several batches: every part but the last carries a nil
+// Offset, so nothing is recorded until the whole transaction is delivered.
+type Batch struct {
+	Events []Event
+	// Offset is the source offset (Connect's offset map) to record once this batch and every batch before it
+	// are acknowledged by Kafka; nil when the batch ends inside a transaction.
+	Offset map[string]any
+	// Position is the database position that Offset stands for; the reader may release it to the database
+	// only after Offset is durable.
+	Position Position
+}
+
+// Version is cdcd's version: what source.version carries in every event and `cdcd version` prints. Release
+// builds set it with -ldflags "-X github.com/cdcd/cdcd/source.Version=…".
+var Version = "0.1.0-dev"
