@@ -10,6 +10,7 @@ import (
 
 	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/sink/kafka"
+	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/postgres"
 )
 
@@ -103,7 +104,7 @@ func (c *connector) attempt(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("stored offset of connector %q: %w", c.name, err)
 		}
-		o, err := postgres.ParseOffset(m)
+		o, err := postgres.ParseOffset(m.Map())
 		if err != nil {
 			return fmt.Errorf("stored offset of connector %q: %w", c.name, err)
 		}
@@ -117,7 +118,7 @@ func (c *connector) attempt(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer sender.Close()
+	defer sender.Close(context.Background())
 
 	c.setState(Running, nil)
 	p := &Pipeline{
@@ -137,8 +138,12 @@ type fileOffsetWriter struct {
 	key   []byte
 }
 
-func (f fileOffsetWriter) WriteOffset(offset map[string]any) error {
-	value, err := offsets.EncodeValue(offset)
+func (f fileOffsetWriter) WriteOffset(offset []source.OffsetField) error {
+	fields := make(offsets.Fields, len(offset))
+	for i, o := range offset {
+		fields[i] = offsets.Field{Name: o.Name, Value: o.Value}
+	}
+	value, err := offsets.EncodeValue(fields)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ type Sender interface {
 type OffsetWriter interface {
 	// WriteOffset records offset for the connector's partition and returns once it is durable (fsynced, or
 	// acknowledged by every in-sync replica). Called from one goroutine at a time.
-	WriteOffset(offset map[string]any) error
+	WriteOffset(offset []source.OffsetField) error
 }
 
 // Encoder turns an event into a Kafka record with the worker's converters.

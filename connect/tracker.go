@@ -20,7 +20,7 @@ type tracker struct {
 	nextSeq uint64
 	pending []pendingBatch // in sequence order; the head is the oldest unresolved batch
 	// ready is the offset of the highest contiguous acknowledged batch that carries one, not yet committed.
-	readyOffset map[string]any
+	readyOffset []source.OffsetField
 	readyPos    source.Position
 
 	err    error
@@ -30,7 +30,7 @@ type tracker struct {
 
 type pendingBatch struct {
 	seq    uint64
-	offset map[string]any
+	offset []source.OffsetField
 	pos    source.Position
 	acked  bool
 }
@@ -41,7 +41,7 @@ func newTracker(max int) *tracker {
 
 // add registers the next batch and returns its sequence number. It blocks while the tracker is full and
 // returns ctx's error if ctx ends first.
-func (t *tracker) add(ctx context.Context, offset map[string]any, pos source.Position) (uint64, error) {
+func (t *tracker) add(ctx context.Context, offset []source.OffsetField, pos source.Position) (uint64, error) {
 	select {
 	case t.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -98,7 +98,7 @@ func (t *tracker) ack(seq uint64, err error) {
 }
 
 // committable returns the offset to record next, if any.
-func (t *tracker) committable() (map[string]any, source.Position, bool) {
+func (t *tracker) committable() ([]source.OffsetField, source.Position, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.readyOffset == nil {

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/cdcd/cdcd/source"
 )
 
 type pos int
 
 func (p pos) String() string { return "pos" }
 
-func off(n int) map[string]any { return map[string]any{"n": n} }
+func off(n int) []source.OffsetField { return []source.OffsetField{{Name: "n", Value: n}} }
 
 func TestTrackerRecordsOnlyContiguousAcks(t *testing.T) {
 	tr := newTracker(10)
@@ -25,11 +27,11 @@ func TestTrackerRecordsOnlyContiguousAcks(t *testing.T) {
 		t.Fatal("batch 2 acknowledged before 0 and 1 must not be committable")
 	}
 	tr.ack(s0, nil)
-	if o, p, ok := tr.committable(); !ok || o["n"] != 0 || p != pos(0) {
+	if o, p, ok := tr.committable(); !ok || o[0].Value != 0 || p != pos(0) {
 		t.Fatalf("after acking 0: got %v %v %v, want offset 0", o, p, ok)
 	}
 	tr.ack(s1, nil)
-	if o, _, ok := tr.committable(); !ok || o["n"] != 2 {
+	if o, _, ok := tr.committable(); !ok || o[0].Value != 2 {
 		t.Fatalf("after acking 0,1,2: got %v, want offset 2", o)
 	}
 	tr.committed(pos(2))

@@ -54,10 +54,10 @@ type Schema struct {
 	Default    any
 	HasDefault bool
 
-	Fields []Field  // StructT
-	Items  *Schema  // Array
-	Keys   *Schema  // Map
-	Values *Schema  // Map
+	Fields []Field // StructT
+	Items  *Schema // Array
+	Keys   *Schema // Map
+	Values *Schema // Map
 }
 
 // Field is one field of a struct schema.

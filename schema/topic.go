@@ -51,7 +51,7 @@ func (n TopicNaming) DatabaseTableTopic(database, table string) string {
 func (n TopicNaming) join(parts ...string) string {
 	var sb strings.Builder
 	for _, p := range append([]string{n.Prefix}, parts...) {
-		if strings.TrimLeft(p, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ") == "" {
+		if isJavaBlank(p) {
 			continue
 		}
 		if sb.Len() > 0 {
@@ -60,6 +60,16 @@ func (n TopicNaming) join(parts ...string) string {
 		sb.WriteString(p)
 	}
 	return sb.String()
+}
+
+// isJavaBlank is Java's s.trim().isEmpty(): trim drops every char up to U+0020, control chars included.
+func isJavaBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] > ' ' {
+			return false
+		}
+	}
+	return true
 }
 
 // HeartbeatTopic is topic.heartbeat.name when set, else <heartbeat prefix><delimiter><prefix>. Debezium
@@ -181,9 +191,10 @@ var (
 		replace:        underscore,
 		keepDigitFirst: true,
 	}
+	// The unicode variants escape '_' too, so that an escape sequence is never ambiguous.
 	avroUnicodeSchemaNames = replacement{
 		validFirst:    isASCIILetter,
-		validNonFirst: func(c uint16) bool { return isASCIILetter(c) || c == '_' || c == '.' || isASCIIDigit(c) },
+		validNonFirst: func(c uint16) bool { return isASCIILetter(c) || c == '.' || isASCIIDigit(c) },
 		replace:       unicodeEscape,
 	}
 	avroFieldNames = replacement{

@@ -38,7 +38,7 @@ type Batch struct {
 	Events []Event
 	// Offset is the source offset (Connect's offset map) to record once this batch and every batch before it
 	// are acknowledged by Kafka; nil when the batch ends inside a transaction.
-	Offset map[string]any
+	Offset []OffsetField
 	// Position is the database position that Offset stands for; the reader may release it to the database
 	// only after Offset is durable.
 	Position Position
@@ -47,3 +47,11 @@ type Batch struct {
 // Version is cdcd's version: what source.version carries in every event and `cdcd version` prints. Release
 // builds set it with -ldflags "-X github.com/cdcd/cdcd/source.Version=…".
 var Version = "0.1.0-dev"
+
+// OffsetField is one entry of a source offset map. An offset is a list, not a Go map, because Debezium's
+// offsets are Java HashMaps: where two keys share a hash bucket, the stored JSON lists them in the order
+// Debezium put them, and byte-equal offsets need that order.
+type OffsetField struct {
+	Name  string
+	Value any
+}

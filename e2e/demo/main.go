@@ -44,12 +44,14 @@ var errCdcdExited = errors.New("cdcd exited early")
 type options struct {
 	duration time.Duration // 0: until a signal
 	keep     bool
+	cdcdBin  string // "": build one
 }
 
 func main() {
 	var opts options
 	flag.DurationVar(&opts.duration, "duration", 0, "stop by itself once the workload has run this long (0: run until Ctrl-C)")
 	flag.BoolVar(&opts.keep, "keep", false, "keep the temp dir (cdcd's config, log and offsets; PostgreSQL's data and log)")
+	flag.StringVar(&opts.cdcdBin, "cdcd", "", "run this cdcd binary instead of building bin/cdcd")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -67,7 +69,8 @@ func isTerminal(f *os.File) bool {
 
 // run is the whole demo. Each step that starts something registers how to stop it, and
 // everything is stopped in reverse order however run ends: the workload, then cdcd (so it
-// records its offsets), then the consumer, the broker and PostgreSQL, then the temp dir goes.
+// records its offsets), then the consumer, the broker and PostgreSQL, then the temp dir goes
+// (unless -keep, or run failed).
 func run(ctx context.Context, opts options, con *console) (err error) {
 	var cleanups []func() error
 	defer func() {
@@ -76,16 +79,7 @@ func run(ctx context.Context, opts options, con *console) (err error) {
 		}
 	}()
 
-	cwd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	repoRoot, err := findRepoRoot(cwd)
-	if err != nil {
-		return err
-	}
-	con.note("building cdcd (go build -o bin/cdcd ./cmd/cdcd)")
-	bin, err := buildCdcd(ctx, repoRoot)
+	bin, err := cdcdBinary(ctx, opts.cdcdBin, con)
 	if err != nil {
 		return err
 	}
@@ -94,8 +88,9 @@ func run(ctx context.Context, opts options, con *console) (err error) {
 	if err != nil {
 		return err
 	}
+	// The temp dir outlives a failed run: the logs named in the error are in it.
 	cleanups = append(cleanups, func() error {
-		if opts.keep {
+		if opts.keep || err != nil {
 			con.note("kept %s", tmp)
 			return nil
 		}
@@ -155,10 +150,28 @@ func run(ctx context.Context, opts options, con *console) (err error) {
 
 	con.note("waiting for cdcd to open its replication slot")
 	if err := waitForSlot(ctx, conn, cdcd); err != nil {
-		return err
+		return ignoreCanceled(ctx, err)
 	}
 	con.note("cdcd is streaming; the workload starts (Ctrl-C to stop)")
 	return runWorkload(ctx, opts.duration, newWorkload(pgDatabase{conn}, workloadSeed, con.sql), cdcd)
+}
+
+// cdcdBinary returns the cdcd binary to run: the given one, or one built from the repository
+// around the working directory.
+func cdcdBinary(ctx context.Context, given string, con *console) (string, error) {
+	if given != "" {
+		return filepath.Abs(given)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	repoRoot, err := findRepoRoot(cwd)
+	if err != nil {
+		return "", err
+	}
+	con.note("building cdcd (go build -o bin/cdcd ./cmd/cdcd)")
+	return buildCdcd(ctx, repoRoot)
 }
 
 // startConsumer prints every demo topic's events until the returned function is called; that
@@ -175,8 +188,8 @@ func startConsumer(broker string, con *console) func() error {
 	}
 }
 
-// waitForSlot returns once cdcd streams from its replication slot, or fails when cdcd exits,
-// ctx ends or slotWaitTimeout passes.
+// waitForSlot returns nil once cdcd streams from its replication slot, and an error when cdcd
+// exits, ctx ends or slotWaitTimeout passes.
 func waitForSlot(ctx context.Context, conn *pgx.Conn, cdcd *cdcdProcess) error {
 	deadline := time.After(slotWaitTimeout)
 	poll := time.NewTicker(200 * time.Millisecond)
@@ -185,14 +198,14 @@ func waitForSlot(ctx context.Context, conn *pgx.Conn, cdcd *cdcdProcess) error {
 		var active bool
 		const query = `SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE database = 'demo' AND active)`
 		if err := conn.QueryRow(ctx, query).Scan(&active); err != nil {
-			return ignoreCanceled(ctx, fmt.Errorf("looking for cdcd's replication slot: %w", err))
+			return fmt.Errorf("looking for cdcd's replication slot: %w", err)
 		}
 		if active {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return ctx.Err()
 		case <-cdcd.exited:
 			return cdcd.exitedEarly()
 		case <-deadline:

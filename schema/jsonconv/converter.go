@@ -8,6 +8,7 @@ package jsonconv
 import (
 	"encoding/base64"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -286,15 +287,13 @@ func logicalTimeValue(name string, v any) (int64, error) {
 // appendJavaFloatJSON writes a float as Jackson does: the Java toString text as a bare number, except that
 // NaN and the infinities become JSON strings (Jackson's QUOTE_NON_NUMERIC_NUMBERS is on by default).
 func appendJavaFloatJSON(dst []byte, f float64, bitSize int) []byte {
-	if f != f || f > maxFloat64 || f < -maxFloat64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
 		dst = append(dst, '"')
 		dst = appendJavaDouble(dst, f, bitSize)
 		return append(dst, '"')
 	}
 	return appendJavaDouble(dst, f, bitSize)
 }
-
-const maxFloat64 = 1.79769313486231570814527423731704356798070e+308
 
 func appendBase64(dst, b []byte) []byte {
 	dst = append(dst, '"')

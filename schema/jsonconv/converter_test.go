@@ -7,9 +7,11 @@ import (
 	"math"
 	"math/big"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/cdcd/cdcd/schema"
 )
@@ -316,4 +318,33 @@ func TestBigDecimalString(t *testing.T) {
 			t.Errorf("%s scale %d: got %s, want %s", tc.unscaled, tc.scale, got, tc.want)
 		}
 	}
+}
+
+func TestSchemaJSONIsRenderedOnceAndDroppedWithItsSchema(t *testing.T) {
+	c := New()
+	s := structOf("cache.Test", false, schema.Field{Name: "a", Schema: prim(schema.Int32, true)})
+	first, err := c.schemaJSON(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _ := c.schemaJSON(s)
+	if &first[0] != &second[0] {
+		t.Fatal("schema JSON rendered twice")
+	}
+	numeric := c
+	numeric.DecimalFormat = Numeric
+	if third, _ := numeric.schemaJSON(s); &third[0] == &first[0] {
+		t.Fatal("settings that change defaults' rendering must not share a cache entry")
+	}
+	key := schemaCacheKey{schema: weak.Make(s), decimalFormat: c.DecimalFormat, replaceNull: c.ReplaceNullWithDefault}
+	s = nil
+	// Cleanups run on their own goroutine after a collection; give them bounded chances, no clock involved.
+	for range 100 {
+		runtime.GC()
+		if _, ok := schemaCache.Load(key); !ok {
+			return
+		}
+		runtime.Gosched()
+	}
+	t.Fatal("cache entry outlived its schema")
 }

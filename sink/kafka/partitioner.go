@@ -28,6 +28,8 @@ type javaPartitioner struct {
 	sticky      map[string]*stickyPartition // by topic
 }
 
+var _ kafkago.Balancer = (*javaPartitioner)(nil)
+
 type stickyPartition struct {
 	partition int
 	bytes     int64

@@ -16,13 +16,12 @@ func TestProducerSettingsDefaultsAreConnects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := defaultProducerSettings()
-	want.brokers = []string{"b:9092"}
-	want.clientID = "connector-producer-inv-0"
-	want.maxAttempts = math.MaxInt32/1000 + 1 // delivery.timeout.ms=Integer.MAX_VALUE over 1 s backoffs
-	if s.acks != kafkago.RequireAll || s.linger != 5*time.Millisecond || s.maxAttempts != want.maxAttempts ||
-		s.batchBytes != 1048576 || s.maxBlock != 0 || s.clientID != want.clientID {
-		t.Fatalf("got %+v\nwant %+v", s, want)
+	// delivery.timeout.ms=Integer.MAX_VALUE over backoffs of retry.backoff.max.ms (1 s).
+	const attempts = math.MaxInt32/1000 + 1
+	if s.acks != kafkago.RequireAll || s.linger != 5*time.Millisecond || s.maxAttempts != attempts ||
+		s.batchBytes != 1048576 || s.stickyBytes != 16384 || s.maxBlock != 0 || s.compression != 0 ||
+		s.requestTimeout != 30*time.Second || s.clientID != "connector-producer-inv-0" {
+		t.Fatalf("got %+v", s)
 	}
 }
 

@@ -104,8 +104,6 @@ type Writer struct {
 	failed atomic.Pointer[error] // first permanent delivery failure
 }
 
-var _ kafkago.Balancer = (*javaPartitioner)(nil)
-
 // NewWriter validates cfg and builds a Writer that logs to log (slog.Default() if nil). It does
 // not contact Kafka (use Ping for an early check); an error means the configuration cannot be
 // honoured.

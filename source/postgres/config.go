@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
 )
 
@@ -31,7 +32,7 @@ type Config struct {
 	StatusInterval    time.Duration
 	HeartbeatInterval time.Duration
 	HeartbeatQuery    string
-	HeartbeatTopic    string
+	Topics            schema.TopicNaming
 	SlotMaxRetries    int
 	SlotRetryDelay    time.Duration
 	// OffsetMismatch says what to do when the stored offset and the slot disagree: "fail" (cdcd's default:
@@ -44,9 +45,6 @@ type Config struct {
 	TombstonesOnDelete bool
 	MessageKeyColumns  map[string][]string // "schema.table" → columns
 	Modes              catalog.Modes
-
-	// ProtoStreaming selects pgoutput protocol 2 with streaming of in-progress transactions; off by default,
-	// as in Debezium (protocol 1).
 }
 
 // Filter selects schemas, tables and columns as Debezium's include/exclude lists do: comma-separated
@@ -140,10 +138,11 @@ func ParseConfig(name string, props map[string]string, log *slog.Logger) (*Confi
 	c.StatusInterval = p.millis("status.update.interval.ms", 10000)
 	c.HeartbeatInterval = p.millis("heartbeat.interval.ms", 0)
 	c.HeartbeatQuery = p.str("heartbeat.action.query", "")
-	c.HeartbeatTopic = p.str("topic.heartbeat.prefix", "__debezium-heartbeat") + "." + c.TopicPrefix
-	if n := props["topic.heartbeat.name"]; n != "" {
-		c.HeartbeatTopic = n
-	}
+	c.Topics = schema.NewTopicNaming(c.TopicPrefix)
+	c.Topics.Delimiter = p.str("topic.delimiter", c.Topics.Delimiter)
+	c.Topics.HeartbeatPrefix = p.str("topic.heartbeat.prefix", c.Topics.HeartbeatPrefix)
+	c.Topics.HeartbeatName = p.str("topic.heartbeat.name", "")
+	c.Topics.Transaction = p.str("topic.transaction", c.Topics.Transaction)
 	c.SlotMaxRetries = p.integer("slot.max.retries", 6, 0, 1<<30)
 	c.SlotRetryDelay = p.millis("slot.retry.delay.ms", 10000)
 	c.OffsetMismatch = p.oneOf("offset.mismatch.strategy", "fail", "fail", "no_validation", "trust_offset", "trust_slot", "trust_greater_lsn")

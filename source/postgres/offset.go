@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"github.com/jackc/pglogrepl"
+
+	"github.com/cdcd/cdcd/source"
 )
 
 // LSN is a PostgreSQL WAL position; it prints as PostgreSQL does (0/16B3748).
@@ -32,30 +34,25 @@ type Offset struct {
 	SnapshotCompleted  bool
 }
 
-// Map returns the offset as Connect's offset map. Key order is not significant here: the offset store
-// writes maps in Java HashMap order, as Debezium's do.
-func (o Offset) Map() map[string]any {
-	m := map[string]any{
-		"lsn":         int64(o.LSN),
-		"txId":        o.TxID,
-		"ts_usec":     o.TsUsec,
-		"messageType": o.MessageType,
+// Fields returns the offset as Connect's offset map, with keys in the order Debezium's
+// PostgresOffsetContext.getOffset puts them.
+func (o Offset) Fields() []source.OffsetField {
+	f := []source.OffsetField{{Name: "ts_usec", Value: o.TsUsec}, {Name: "txId", Value: o.TxID}, {Name: "lsn", Value: int64(o.LSN)}}
+	if o.Snapshot != "" {
+		f = append(f, source.OffsetField{Name: "snapshot", Value: o.Snapshot},
+			source.OffsetField{Name: "last_snapshot_record", Value: o.LastSnapshotRecord},
+			source.OffsetField{Name: "snapshot_completed", Value: o.SnapshotCompleted})
 	}
 	if o.LastProcessed != 0 {
-		m["lsn_proc"] = int64(o.LastProcessed)
+		f = append(f, source.OffsetField{Name: "lsn_proc", Value: int64(o.LastProcessed)})
 	}
 	if o.LastCommit != 0 {
-		m["lsn_commit"] = int64(o.LastCommit)
+		f = append(f, source.OffsetField{Name: "lsn_commit", Value: int64(o.LastCommit)})
 	}
-	if o.MessageType == "" {
-		delete(m, "messageType")
+	if o.MessageType != "" {
+		f = append(f, source.OffsetField{Name: "messageType", Value: o.MessageType})
 	}
-	if o.Snapshot != "" {
-		m["snapshot"] = o.Snapshot
-		m["last_snapshot_record"] = o.LastSnapshotRecord
-		m["snapshot_completed"] = o.SnapshotCompleted
-	}
-	return m
+	return f
 }
 
 // ParseOffset reads an offset map as Debezium's PostgresOffsetContext.Loader does. Numbers may arrive as

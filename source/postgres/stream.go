@@ -88,7 +88,7 @@ func (st *streamState) commit(end LSN) {
 	st.lastCommit = end
 	st.skipBelow = 0
 	off := Offset{LSN: end, LastProcessed: end, LastCommit: end, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: "COMMIT"}
-	st.ready = append(st.ready, source.Batch{Events: st.events, Offset: off.Map(), Position: lsnPosition(end)})
+	st.ready = append(st.ready, source.Batch{Events: st.events, Offset: off.Fields(), Position: lsnPosition(end)})
 	st.events, st.inTx = nil, false
 }
 
@@ -250,13 +250,13 @@ func (st *streamState) message(lsn LSN, m *pglogrepl.LogicalDecodingMessage) err
 	body := schema.NewStruct(valueSchema.Field("message")).Set("prefix", m.Prefix).Set("content", content)
 	now := st.now()
 	value := schema.NewStruct(valueSchema).Set("op", "m").Set("ts_ms", now.UnixMilli()).Set("source", src).Set("message", body)
-	ev := source.Event{Topic: schema.MessageTopic(st.cfg.TopicPrefix), KeySchema: keySchema, Key: key, ValueSchema: valueSchema, Value: value}
+	ev := source.Event{Topic: st.cfg.Topics.MessageTopic(), KeySchema: keySchema, Key: key, ValueSchema: valueSchema, Value: value}
 	if m.Transactional {
 		st.emit(ev)
 		return nil
 	}
 	off := Offset{LSN: lsn, LastProcessed: lsn, LastCommit: lsn, TsUsec: src.Get("ts_us").(int64), MessageType: "MESSAGE"}
-	st.ready = append(st.ready, source.Batch{Events: []source.Event{ev}, Offset: off.Map(), Position: lsnPosition(lsn)})
+	st.ready = append(st.ready, source.Batch{Events: []source.Event{ev}, Offset: off.Fields(), Position: lsnPosition(lsn)})
 	return nil
 }
 
@@ -273,11 +273,11 @@ func (st *streamState) heartbeat(ctx context.Context) error {
 	}
 	keySchema, valueSchema := schema.HeartbeatKeySchema(), schema.HeartbeatValueSchema()
 	ev := source.Event{
-		Topic:     st.cfg.HeartbeatTopic,
+		Topic:     st.cfg.Topics.HeartbeatTopic(),
 		KeySchema: keySchema, Key: schema.NewStruct(keySchema).Set("serverName", st.cfg.TopicPrefix),
 		ValueSchema: valueSchema, Value: schema.NewStruct(valueSchema).Set("ts_ms", st.now().UnixMilli()),
 	}
 	off := Offset{LSN: st.lastCommit, LastProcessed: st.lastCommit, LastCommit: st.lastCommit, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: "COMMIT"}
-	st.ready = append(st.ready, source.Batch{Events: []source.Event{ev}, Offset: off.Map(), Position: lsnPosition(st.lastCommit)})
+	st.ready = append(st.ready, source.Batch{Events: []source.Event{ev}, Offset: off.Fields(), Position: lsnPosition(st.lastCommit)})
 	return nil
 }

@@ -72,7 +72,7 @@ func (c *tableCache) relation(ctx context.Context, m *pglogrepl.RelationMessage)
 	if err != nil {
 		return fmt.Errorf("reading the catalog for %s.%s: %w", m.Namespace, m.RelationName, err)
 	}
-	t := &table{schemaName: m.Namespace, name: m.RelationName, topic: schema.DataTopic(c.cfg.TopicPrefix, m.Namespace, m.RelationName)}
+	t := &table{schemaName: m.Namespace, name: m.RelationName, topic: c.cfg.Topics.SchemaTableTopic(m.Namespace, m.RelationName)}
 	byName := make(map[string]catalog.Column, len(info.Columns))
 	for _, col := range info.Columns {
 		byName[col.Name] = col
@@ -98,8 +98,8 @@ func (c *tableCache) relation(ctx context.Context, m *pglogrepl.RelationMessage)
 		}
 		t.cols = append(t.cols, tc)
 	}
-	t.rowSchema = &schema.Schema{Type: schema.StructT, Optional: true, Name: t.topic + ".Value", Fields: fields}
-	t.envelope = schema.EnvelopeSchema(t.topic+".Envelope", t.rowSchema, schema.PostgresSourceSchema())
+	t.rowSchema = &schema.Schema{Type: schema.StructT, Optional: true, Name: schema.ValueSchemaName(t.topic), Fields: fields}
+	t.envelope = schema.EnvelopeSchema(schema.EnvelopeSchemaName(t.topic), t.rowSchema, schema.PostgresSourceSchema())
 
 	keyCols := info.PrimaryKey
 	if override, ok := c.cfg.MessageKeyColumns[m.Namespace+"."+m.RelationName]; ok {
@@ -115,7 +115,7 @@ func (c *tableCache) relation(ctx context.Context, m *pglogrepl.RelationMessage)
 			t.keyFields = append(t.keyFields, i)
 			keyFields = append(keyFields, fields[i])
 		}
-		t.keySchema = &schema.Schema{Type: schema.StructT, Name: t.topic + ".Key", Fields: keyFields}
+		t.keySchema = &schema.Schema{Type: schema.StructT, Name: schema.KeySchemaName(t.topic), Fields: keyFields}
 	}
 	c.byID[m.RelationID] = t
 	return nil

@@ -115,7 +115,17 @@ func (m Modes) validate() error {
 	return nil
 }
 
-var builtinTypes = pgtype.NewMap()
+// builtinNames maps builtin type OIDs to names: pgx's type map, plus the builtins it does not register.
+var builtinNames = func() map[uint32]string {
+	names := map[uint32]string{790: "money", 791: "_money", 775: "_macaddr8", 1266: "timetz", 1270: "_timetz"}
+	m := pgtype.NewMap()
+	for oid := uint32(1); oid < 10000; oid++ { // builtin OIDs are below FirstGenbkiObjectId (10000)
+		if t, ok := m.TypeForOID(oid); ok {
+			names[oid] = t.Name
+		}
+	}
+	return names
+}()
 
 // typeOf is the column's resolved type: the catalog's when TypeOID is still the one it read, else the
 // builtin type of that OID.
@@ -123,15 +133,20 @@ func typeOf(col Column) (*TypeInfo, error) {
 	if col.Type != nil && col.Type.DeclaredOID == col.TypeOID {
 		return col.Type, nil
 	}
-	t, ok := builtinTypes.TypeForOID(col.TypeOID)
+	name, ok := builtinNames[col.TypeOID]
 	if !ok {
 		return nil, fmt.Errorf("column %s: type oid %d is not a builtin type and not the type the catalog read", col.Name, col.TypeOID)
 	}
-	ti := &TypeInfo{DeclaredOID: col.TypeOID, OID: col.TypeOID, Name: t.Name, Schema: "pg_catalog", Kind: 'b', DomainMod: -1}
-	if elem, ok := strings.CutPrefix(t.Name, "_"); ok {
-		if e, ok := builtinTypes.TypeForName(elem); ok {
-			ti.Elem = &TypeInfo{DeclaredOID: e.OID, OID: e.OID, Name: e.Name, Schema: "pg_catalog", Kind: 'b', DomainMod: -1}
+	ti := &TypeInfo{DeclaredOID: col.TypeOID, OID: col.TypeOID, Name: name, Schema: "pg_catalog", Kind: 'b', DomainMod: -1}
+	if elem, ok := strings.CutPrefix(name, "_"); ok {
+		for oid, n := range builtinNames {
+			if n == elem {
+				ti.Elem = &TypeInfo{DeclaredOID: oid, OID: oid, Name: n, Schema: "pg_catalog", Kind: 'b', DomainMod: -1}
+			}
 		}
+	}
+	if strings.HasSuffix(name, "range") {
+		ti.Kind = 'r'
 	}
 	return ti, nil
 }
