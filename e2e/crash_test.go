@@ -281,10 +281,11 @@ func durableLSN(path string, key []byte) uint64 {
 	if !ok {
 		return 0
 	}
-	m, err := offsets.DecodeValue(raw)
+	fields, err := offsets.DecodeValue(raw)
 	if err != nil {
 		return 0
 	}
+	m := fields.Map()
 	for _, k := range []string{"lsn_commit", "lsn_proc", "lsn"} {
 		if v, ok := m[k]; ok {
 			switch n := v.(type) {

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,20 +79,9 @@ func processesUnder(dir string) []string {
 		}
 		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
 		args := strings.ReplaceAll(string(cmdline), "\x00", " ")
-		if strings.Contains(args, dir) || strings.HasPrefix(cwd, dir) {
+		if strings.Contains(args, dir+"/") || strings.HasPrefix(cwd, dir+"/") {
 			found = append(found, filepath.Base(p)+": "+args+" (in "+cwd+")")
 		}
 	}
 	return found
-}
-
-// processAlive reports whether pid exists and is not a zombie.
-func processAlive(pid int) bool {
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name in parentheses, which may itself hold spaces.
-	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-	return !bytes.HasPrefix(bytes.TrimSpace(rest), []byte("Z"))
 }

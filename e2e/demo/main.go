@@ -53,7 +53,9 @@ func main() {
 	flag.BoolVar(&opts.keep, "keep", false, "keep the temp dir (cdcd's config, log and offsets; PostgreSQL's data and log)")
 	flag.StringVar(&opts.cdcdBin, "cdcd", "", "run this cdcd binary instead of building bin/cdcd")
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGPIPE is among them so that a closed stdout (`make demo | head`) stops the demo cleanly
+	// instead of killing it with PostgreSQL and cdcd left running.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 	defer stop()
 	con := &console{w: os.Stdout, color: isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == ""}
 	if err := run(ctx, opts, con); err != nil {

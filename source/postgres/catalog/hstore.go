@@ -19,7 +19,7 @@ type hstoreEntry struct {
 func parseHStore(s string) ([]hstoreEntry, error) {
 	var entries []hstoreEntry
 	index := map[string]int{}
-	bad := fmt.Errorf("invalid hstore %q", truncate(s))
+	bad := func() error { return fmt.Errorf("invalid hstore %q", truncate(s)) }
 	// untilQuote is appendUntilQuote: the text after the quote at pos up to the next unescaped quote.
 	untilQuote := func(pos int) (string, int, bool) {
 		var sb strings.Builder
@@ -41,11 +41,11 @@ func parseHStore(s string) ([]hstoreEntry, error) {
 	for pos := 0; pos < len(s); {
 		start := strings.IndexByte(s[pos:], '"')
 		if start < 0 {
-			return nil, bad
+			return nil, bad()
 		}
 		key, end, ok := untilQuote(pos + start)
 		if !ok || end+3 >= len(s) {
-			return nil, bad
+			return nil, bad()
 		}
 		pos = end + 3 // past `"=>`
 		var value *string
@@ -54,7 +54,7 @@ func parseHStore(s string) ([]hstoreEntry, error) {
 		} else {
 			v, end, ok := untilQuote(pos)
 			if !ok {
-				return nil, bad
+				return nil, bad()
 			}
 			value, pos = &v, end
 		}

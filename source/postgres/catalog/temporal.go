@@ -129,15 +129,15 @@ func parseDate(s string) (int64, error) {
 // parseClock reads "HH:MM:SS[.fraction]" with up to nine fraction digits and returns the nanoseconds
 // and what follows (an offset). Hours may exceed 23 only where the caller allows it.
 func parseClock(s string) (nanos int64, rest string, err error) {
-	bad := fmt.Errorf("invalid time %q", truncate(s))
+	bad := func() error { return fmt.Errorf("invalid time %q", truncate(s)) }
 	if len(s) < 8 || s[2] != ':' || s[5] != ':' {
-		return 0, "", bad
+		return 0, "", bad()
 	}
 	h, err1 := strconv.Atoi(s[0:2])
 	mi, err2 := strconv.Atoi(s[3:5])
 	se, err3 := strconv.Atoi(s[6:8])
 	if err1 != nil || err2 != nil || err3 != nil || mi > 59 || se > 59 {
-		return 0, "", bad
+		return 0, "", bad()
 	}
 	nanos = (int64(h)*3600 + int64(mi)*60 + int64(se)) * nanosPerSecond
 	rest = s[8:]
@@ -148,7 +148,7 @@ func parseClock(s string) (nanos int64, rest string, err error) {
 		}
 		digits := rest[1:i]
 		if digits == "" || len(digits) > 9 {
-			return 0, "", bad
+			return 0, "", bad()
 		}
 		f, _ := strconv.ParseInt(digits+strings.Repeat("0", 9-len(digits)), 10, 64)
 		nanos += f
@@ -159,9 +159,9 @@ func parseClock(s string) (nanos int64, rest string, err error) {
 
 // parseOffset reads "+HH", "+HH:MM" or "+HH:MM:SS" and returns seconds east of UTC.
 func parseOffset(s string) (int64, error) {
-	bad := fmt.Errorf("invalid time zone offset %q", s)
+	bad := func() error { return fmt.Errorf("invalid time zone offset %q", s) }
 	if len(s) < 3 || (s[0] != '+' && s[0] != '-') {
-		return 0, bad
+		return 0, bad()
 	}
 	sign := int64(1)
 	if s[0] == '-' {
@@ -171,7 +171,7 @@ func parseOffset(s string) (int64, error) {
 	for i, part := range strings.Split(s[1:], ":") {
 		v, err := strconv.Atoi(part)
 		if err != nil || len(part) != 2 || i > 2 {
-			return 0, bad
+			return 0, bad()
 		}
 		total += int64(v) * []int64{3600, 60, 1}[i]
 	}
