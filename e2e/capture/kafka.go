@@ -89,6 +89,9 @@ func (b *Broker) ends(ctx context.Context, sel Selection) (partitionEnds, error)
 			return nil, fmt.Errorf("topic %s does not exist", want)
 		}
 	}
+	if len(names) == 0 {
+		return partitionEnds{}, nil // a metadata request without topics would describe all of them
+	}
 	meta := kmsg.NewPtrMetadataRequest()
 	for _, name := range names {
 		rt := kmsg.NewMetadataRequestTopic()

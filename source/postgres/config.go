@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
 )
 
@@ -39,6 +40,11 @@ type Config struct {
 	// refuse and explain), "trust_offset", "trust_slot" or "trust_greater_lsn" (Debezium's names), or
 	// "no_validation".
 	OffsetMismatch string
+
+	SnapshotMode      snapshot.Mode
+	SnapshotFetchSize int
+	// SnapshotTables narrows the snapshot to these tables (snapshot.include.collection.list); nil: all captured.
+	SnapshotTables []*regexp.Regexp
 
 	Filter             Filter
 	SkippedOps         map[byte]bool
@@ -146,6 +152,14 @@ func ParseConfig(name string, props map[string]string, log *slog.Logger) (*Confi
 	c.SlotMaxRetries = p.integer("slot.max.retries", 6, 0, 1<<30)
 	c.SlotRetryDelay = p.millis("slot.retry.delay.ms", 10000)
 	c.OffsetMismatch = p.oneOf("offset.mismatch.strategy", "fail", "fail", "no_validation", "trust_offset", "trust_slot", "trust_greater_lsn")
+
+	mode, err := snapshot.ParseMode(props["snapshot.mode"])
+	if err != nil {
+		p.fail("snapshot.mode", props["snapshot.mode"], "use initial, initial_only, no_data, always or when_needed")
+	}
+	c.SnapshotMode = mode
+	c.SnapshotFetchSize = p.integer("snapshot.fetch.size", 10240, 1, 1<<24)
+	c.SnapshotTables = p.regexList("snapshot.include.collection.list")
 
 	c.Filter = Filter{
 		SchemaInclude: p.regexList("schema.include.list"),

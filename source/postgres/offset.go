@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 
+	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -32,6 +33,9 @@ type Offset struct {
 	Snapshot           string
 	LastSnapshotRecord bool
 	SnapshotCompleted  bool
+	// SnapshotProgress is cdcd's own snapshot progress (snapshot.ProgressKey): what an interrupted snapshot
+	// resumes from, and which streamed changes a finished one already covers. Debezium ignores it.
+	SnapshotProgress string
 }
 
 // Fields returns the offset as Connect's offset map, with keys in the order Debezium's
@@ -51,6 +55,9 @@ func (o Offset) Fields() []source.OffsetField {
 	}
 	if o.MessageType != "" {
 		f = append(f, source.OffsetField{Name: "messageType", Value: o.MessageType})
+	}
+	if o.SnapshotProgress != "" {
+		f = append(f, source.OffsetField{Name: snapshot.ProgressKey, Value: o.SnapshotProgress})
 	}
 	return f
 }
@@ -91,6 +98,7 @@ func ParseOffset(m map[string]any) (Offset, error) {
 			o.Snapshot = "INITIAL"
 		}
 	}
+	o.SnapshotProgress, _ = m[snapshot.ProgressKey].(string)
 	o.LastSnapshotRecord, _ = m["last_snapshot_record"].(bool)
 	o.SnapshotCompleted, _ = m["snapshot_completed"].(bool)
 	if o.LSN == 0 && o.LastProcessed == 0 {

@@ -8,6 +8,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -31,6 +34,9 @@ type Reader struct {
 	log   *slog.Logger
 	start *Offset // the stored offset, nil for a first start
 
+	// headers are Debezium's context headers: this run's identity on every data record.
+	headers []source.Header
+
 	// released is the highest LSN whose offset is durable: the only position ever reported to the server as
 	// flushed, so confirmed_flush_lsn never passes the durable offset.
 	released atomic.Uint64
@@ -38,7 +44,13 @@ type Reader struct {
 
 // NewReader returns a reader for cfg resuming after start (nil: no stored offset).
 func NewReader(cfg *Config, start *Offset, log *slog.Logger) *Reader {
-	r := &Reader{cfg: cfg, start: start, log: log}
+	str := &schema.Schema{Type: schema.String}
+	r := &Reader{cfg: cfg, start: start, log: log, headers: []source.Header{
+		{Key: "__debezium.context.connectorLogicalName", Schema: str, Value: cfg.TopicPrefix},
+		{Key: "__debezium.context.taskId", Schema: str, Value: "0"},
+		{Key: "__debezium.context.connectorName", Schema: str, Value: "postgresql"},
+		{Key: "__debezium.context.runId", Schema: str, Value: newRunID()},
+	}}
 	if start != nil {
 		r.released.Store(uint64(start.ResumeLSN()))
 	}
@@ -65,9 +77,10 @@ func (r *Reader) Release(pos source.Position) {
 	}
 }
 
-// Run connects, checks the server, prepares the publication and slot, and streams until ctx is cancelled
-// or the stream fails. It sends batches on out, blocking while out is full. A broken connection is retried
-// slot.max.retries times, slot.retry.delay.ms apart, before Run gives up with the last error.
+// Run connects, checks the server, prepares the publication and slot, takes the snapshot snapshot.mode
+// asks for, and streams until ctx is cancelled or the stream fails. It sends batches on out, blocking while
+// out is full. A broken connection is retried slot.max.retries times, slot.retry.delay.ms apart, before Run
+// gives up with the last error.
 func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	sqlConn, err := r.connectSQL(ctx)
 	if err != nil {
@@ -81,15 +94,62 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	if err := ensurePublication(ctx, sqlConn, r.cfg, r.log); err != nil {
 		return err
 	}
-	startLSN, err := r.ensureSlot(ctx, sqlConn)
+	slot, err := r.inspectSlot(ctx, sqlConn)
 	if err != nil {
 		return err
+	}
+	startLSN, lost, err := r.resumePosition(slot)
+	if err != nil {
+		return err
+	}
+	state := snapshot.State{HasOffset: r.start != nil, PositionLost: lost}
+	var prev *snapshot.Progress
+	if r.start != nil && r.start.SnapshotInProgress() {
+		state.InProgress = true
+		if r.start.SnapshotProgress != "" {
+			if prev, err = snapshot.DecodeProgress(r.start.SnapshotProgress); err != nil {
+				return &fatalError{err}
+			}
+		}
+	}
+	plan := r.cfg.SnapshotMode.Decide(state)
+	if lost {
+		r.log.Warn("the stored offset's position is gone from the slot; taking a new snapshot (snapshot.mode=when_needed)", "slot", r.cfg.SlotName)
+		prev = nil
+	}
+
+	var exp *exportedSnapshot
+	switch {
+	case !slot.exists:
+		// A new slot's exported snapshot holds exactly what streaming from its consistent point leaves out.
+		if startLSN, exp, err = r.createSlot(ctx, plan.Snapshot); err != nil {
+			return err
+		}
+	case plan.Snapshot:
+		// The slot exists: a temporary slot exports a fresh snapshot, and the stream drops each snapshotted
+		// table's changes that the snapshot already holds.
+		if exp, err = r.exportSnapshot(ctx, fmt.Sprintf("cdcd_snap_%d", time.Now().UnixNano()%1e12), true); err != nil {
+			return err
+		}
 	}
 	if r.cfg.SlotDropOnStop {
 		defer r.dropSlot(sqlConn)
 	}
 
-	st := newStreamState(r.cfg, sqlConn, r.start, r.log)
+	st := newStreamState(r.cfg, sqlConn, r.start, r.headers, r.log)
+	if plan.Snapshot {
+		progress, err := r.snapshot(ctx, out, exp, startLSN, prev)
+		if err != nil {
+			return err
+		}
+		st.coverFrom(progress, startLSN)
+	}
+	if !plan.Stream {
+		r.log.Info("snapshot.mode=initial_only: the snapshot is done and nothing is streamed")
+		<-ctx.Done()
+		return ctx.Err()
+	}
+
 	attempts := 0
 	for {
 		err := r.stream(ctx, st, startLSN, out)
@@ -227,4 +287,17 @@ func (r *Reader) connectSQL(ctx context.Context) (*pgx.Conn, error) {
 		return nil, fmt.Errorf("cannot connect to PostgreSQL at %s (database.hostname, database.port, database.user, database.dbname): %w", r.cfg.addr(), err)
 	}
 	return conn, nil
+}
+
+// newRunID is Debezium's __debezium.context.runId: a time-ordered UUID (version 7) per task run.
+func newRunID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	ms := uint64(time.Now().UnixMilli())
+	for i := 0; i < 6; i++ {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	b[6] = 0x70 | b[6]&0x0f
+	b[8] = 0x80 | b[8]&0x3f
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/cdcd/cdcd/snapshot"
 )
 
 func (c *Config) addr() string {
@@ -190,9 +192,14 @@ func tablesWithoutIdentity(ctx context.Context, conn *pgx.Conn, tables []string)
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// ensureSlot creates the slot if it is missing, checks the stored offset against it, and returns the LSN to
-// start streaming from.
-func (r *Reader) ensureSlot(ctx context.Context, conn *pgx.Conn) (LSN, error) {
+// slotState is the connector's slot as the server has it.
+type slotState struct {
+	exists    bool
+	confirmed LSN
+}
+
+// inspectSlot reads the connector's slot and refuses one that cdcd cannot stream.
+func (r *Reader) inspectSlot(ctx context.Context, conn *pgx.Conn) (slotState, error) {
 	cfg := r.cfg
 	var (
 		plugin, database string
@@ -203,64 +210,95 @@ func (r *Reader) ensureSlot(ctx context.Context, conn *pgx.Conn) (LSN, error) {
 		Scan(&plugin, &database, &active, &confirmed)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		if r.start != nil && cfg.OffsetMismatch != "no_validation" && cfg.OffsetMismatch != "trust_offset" {
-			return 0, &fatalError{fmt.Errorf("a stored offset exists (resume at %s) but replication slot %q is gone: the changes since then are lost from the WAL. Take a new snapshot (delete the connector's offsets, or snapshot.mode=when_needed), or set offset.mismatch.strategy=trust_offset to stream from a new slot anyway", r.start.ResumeLSN(), cfg.SlotName)}
-		}
-		return r.createSlot(ctx)
+		return slotState{}, nil
 	case err != nil:
-		return 0, fmt.Errorf("looking up replication slot %q: %w", cfg.SlotName, err)
+		return slotState{}, fmt.Errorf("looking up replication slot %q: %w", cfg.SlotName, err)
 	}
 	if plugin != "pgoutput" {
-		return 0, fmt.Errorf("replication slot %q uses plugin %q, not pgoutput: drop it (SELECT pg_drop_replication_slot('%s')) or choose another slot.name", cfg.SlotName, plugin, cfg.SlotName)
+		return slotState{}, &fatalError{fmt.Errorf("replication slot %q uses plugin %q, not pgoutput: drop it (SELECT pg_drop_replication_slot('%s')) or choose another slot.name", cfg.SlotName, plugin, cfg.SlotName)}
 	}
 	if database != cfg.DBName {
-		return 0, fmt.Errorf("replication slot %q belongs to database %q, not %q: choose another slot.name", cfg.SlotName, database, cfg.DBName)
+		return slotState{}, &fatalError{fmt.Errorf("replication slot %q belongs to database %q, not %q: choose another slot.name", cfg.SlotName, database, cfg.DBName)}
 	}
 	if active {
-		return 0, fmt.Errorf("replication slot %q is in use by another connection: stop the other consumer (see pg_stat_replication) or choose another slot.name", cfg.SlotName)
+		return slotState{}, fmt.Errorf("replication slot %q is in use by another connection: stop the other consumer (see pg_stat_replication) or choose another slot.name", cfg.SlotName)
 	}
-	var slotLSN LSN
+	st := slotState{exists: true}
 	if confirmed != nil {
-		if slotLSN, err = pglogrepl.ParseLSN(*confirmed); err != nil {
-			return 0, fmt.Errorf("slot %q confirmed_flush_lsn %q: %w", cfg.SlotName, *confirmed, err)
+		if st.confirmed, err = pglogrepl.ParseLSN(*confirmed); err != nil {
+			return slotState{}, fmt.Errorf("slot %q confirmed_flush_lsn %q: %w", cfg.SlotName, *confirmed, err)
 		}
 	}
-	if r.start == nil {
-		return slotLSN, nil
-	}
-	resume := r.start.ResumeLSN()
-	if slotLSN > resume {
-		switch cfg.OffsetMismatch {
-		case "trust_slot", "trust_greater_lsn", "no_validation":
-			r.log.Warn("slot is ahead of the stored offset; streaming from the slot", "slot", cfg.SlotName, "slot_lsn", slotLSN.String(), "offset_lsn", resume.String())
-			return slotLSN, nil
-		}
-		return 0, &fatalError{fmt.Errorf("replication slot %q has confirmed %s, past the stored offset %s: the changes between them were released without being recorded, so they may be missing from Kafka. Take a new snapshot, or set offset.mismatch.strategy=trust_slot to continue from the slot", cfg.SlotName, slotLSN, resume)}
-	}
-	return resume, nil
+	return st, nil
 }
 
-// createSlot creates the slot on a replication connection and returns its consistent point.
-func (r *Reader) createSlot(ctx context.Context) (LSN, error) {
+// resumePosition checks the stored offset against the slot and returns where streaming resumes. lost
+// reports a position the slot can no longer serve, which snapshot.mode=when_needed answers with a new
+// snapshot; without that, and unless offset.mismatch.strategy says otherwise, cdcd refuses to start
+// rather than silently skip changes.
+func (r *Reader) resumePosition(slot slotState) (start LSN, lost bool, err error) {
+	cfg := r.cfg
+	whenNeeded := cfg.SnapshotMode == snapshot.WhenNeeded
+	if r.start == nil {
+		return slot.confirmed, false, nil
+	}
+	resume := r.start.ResumeLSN()
+	if !slot.exists {
+		switch {
+		case whenNeeded:
+			return 0, true, nil
+		case cfg.OffsetMismatch == "no_validation" || cfg.OffsetMismatch == "trust_offset":
+			return 0, false, nil
+		}
+		return 0, false, &fatalError{fmt.Errorf("a stored offset exists (resume at %s) but replication slot %q is gone: the changes since then are lost from the WAL. Take a new snapshot (snapshot.mode=when_needed, or delete the connector's offsets), or set offset.mismatch.strategy=trust_offset to stream from a new slot anyway", resume, cfg.SlotName)}
+	}
+	if slot.confirmed > resume {
+		switch {
+		case whenNeeded:
+			return slot.confirmed, true, nil
+		case cfg.OffsetMismatch == "trust_slot" || cfg.OffsetMismatch == "trust_greater_lsn" || cfg.OffsetMismatch == "no_validation":
+			r.log.Warn("slot is ahead of the stored offset; streaming from the slot", "slot", cfg.SlotName, "slot_lsn", slot.confirmed.String(), "offset_lsn", resume.String())
+			return slot.confirmed, false, nil
+		}
+		return 0, false, &fatalError{fmt.Errorf("replication slot %q has confirmed %s, past the stored offset %s: the changes between them were released without being recorded, so they may be missing from Kafka. Take a new snapshot (snapshot.mode=when_needed), or set offset.mismatch.strategy=trust_slot to continue from the slot", cfg.SlotName, slot.confirmed, resume)}
+	}
+	return resume, false, nil
+}
+
+// createSlot creates the connector's slot and returns its consistent point. With export, the slot's
+// snapshot is exported for an initial snapshot that lines up exactly with the stream.
+func (r *Reader) createSlot(ctx context.Context, export bool) (LSN, *exportedSnapshot, error) {
+	if export {
+		exp, err := r.exportSnapshot(ctx, r.cfg.SlotName, false)
+		if err != nil {
+			return 0, nil, err
+		}
+		r.log.Info("created replication slot with an exported snapshot", "slot", r.cfg.SlotName, "consistent_point", exp.position.String())
+		return exp.position, exp, nil
+	}
 	conn, err := pgconn.Connect(ctx, r.cfg.dsn(true))
 	if err != nil {
-		return 0, fmt.Errorf("replication connection to %s: %w", r.cfg.addr(), err)
+		return 0, nil, fmt.Errorf("replication connection to %s: %w", r.cfg.addr(), err)
 	}
 	defer conn.Close(context.Background())
 	res, err := pglogrepl.CreateReplicationSlot(ctx, conn, r.cfg.SlotName, "pgoutput", pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "NOEXPORT_SNAPSHOT"})
 	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "53400" {
-			return 0, fmt.Errorf("cannot create replication slot %q: %s. Raise max_replication_slots, or drop unused slots (cdcd slots list)", r.cfg.SlotName, pgErr.Message)
-		}
-		return 0, fmt.Errorf("creating replication slot %q: %w", r.cfg.SlotName, err)
+		return 0, nil, slotCreateError(r.cfg.SlotName, err)
 	}
 	lsn, err := pglogrepl.ParseLSN(res.ConsistentPoint)
 	if err != nil {
-		return 0, fmt.Errorf("slot %q consistent point %q: %w", r.cfg.SlotName, res.ConsistentPoint, err)
+		return 0, nil, fmt.Errorf("slot %q consistent point %q: %w", r.cfg.SlotName, res.ConsistentPoint, err)
 	}
 	r.log.Info("created replication slot", "slot", r.cfg.SlotName, "consistent_point", lsn.String())
-	return lsn, nil
+	return lsn, nil, nil
+}
+
+func slotCreateError(slot string, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "53400" {
+		return fmt.Errorf("cannot create replication slot %q: %s. Raise max_replication_slots, or drop unused slots (cdcd slots list)", slot, pgErr.Message)
+	}
+	return fmt.Errorf("creating replication slot %q: %w", slot, err)
 }
 
 // dropSlot drops the connector's slot on stop (slot.drop.on.stop).

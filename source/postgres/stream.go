@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -25,7 +26,12 @@ type streamState struct {
 	inTx       bool
 	xid        uint32
 	commitTime time.Time
+	finalLSN   LSN // the commit's LSN, known from BEGIN
 	events     []source.Event
+
+	// covered is a finished snapshot's progress while streaming has not yet passed every table's snapshot
+	// position: changes the snapshot already holds are dropped, so nothing is doubled.
+	covered *snapshot.Progress
 
 	// lastCommit is the end LSN of the last transaction read (Debezium's lastCommitLsn): the first element of
 	// source.sequence and, once delivered, the resume point.
@@ -37,13 +43,28 @@ type streamState struct {
 	ready []source.Batch
 }
 
-func newStreamState(cfg *Config, sql *pgx.Conn, start *Offset, log *slog.Logger) *streamState {
-	st := &streamState{cfg: cfg, sql: sql, log: log, tables: newTableCache(cfg, sql, log), now: time.Now}
+func newStreamState(cfg *Config, sql *pgx.Conn, start *Offset, headers []source.Header, log *slog.Logger) *streamState {
+	st := &streamState{cfg: cfg, sql: sql, log: log, tables: newTableCache(cfg, sql, headers, log), now: time.Now}
 	if start != nil {
 		st.lastCommit = start.LastCommit
 		st.skipBelow = start.skipThrough()
+		if start.SnapshotProgress != "" && !start.SnapshotInProgress() {
+			if p, err := snapshot.DecodeProgress(start.SnapshotProgress); err == nil {
+				st.coverFrom(p, start.ResumeLSN())
+			} else {
+				log.Warn("ignoring unreadable snapshot progress in the offset; changes the snapshot holds may be delivered twice", "error", err)
+			}
+		}
 	}
 	return st
+}
+
+// coverFrom makes the stream drop changes a snapshot holds; needed only when the snapshot is newer than
+// where streaming starts (it was taken while the slot already existed).
+func (st *streamState) coverFrom(p *snapshot.Progress, streamStart LSN) {
+	if p != nil && p.MaxPosition() > uint64(streamStart) {
+		st.covered = p
+	}
 }
 
 // resetAfterReconnect forgets what a lost connection left half read; the new connection sends it again.
@@ -60,7 +81,7 @@ func (st *streamState) handle(ctx context.Context, xld pglogrepl.XLogData) error
 	lsn := xld.WALStart
 	switch m := msg.(type) {
 	case *pglogrepl.BeginMessage:
-		st.inTx, st.xid, st.commitTime, st.events = true, m.Xid, m.CommitTime, st.events[:0]
+		st.inTx, st.xid, st.commitTime, st.finalLSN, st.events = true, m.Xid, m.CommitTime, m.FinalLSN, st.events[:0]
 	case *pglogrepl.CommitMessage:
 		st.commit(m.TransactionEndLSN)
 	case *pglogrepl.RelationMessage:
@@ -88,6 +109,13 @@ func (st *streamState) commit(end LSN) {
 	st.lastCommit = end
 	st.skipBelow = 0
 	off := Offset{LSN: end, LastProcessed: end, LastCommit: end, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: "COMMIT"}
+	if st.covered != nil {
+		if uint64(end) >= st.covered.MaxPosition() {
+			st.covered = nil
+		} else {
+			off.SnapshotProgress = st.covered.Encode() // a restart must keep dropping what the snapshot holds
+		}
+	}
 	st.ready = append(st.ready, source.Batch{Events: st.events, Offset: off.Fields(), Position: lsnPosition(end)})
 	st.events, st.inTx = nil, false
 }
@@ -160,6 +188,18 @@ func (st *streamState) change(lsn LSN, relID uint32, op byte, oldTuple *pglogrep
 	if st.cfg.SkippedOps[op] {
 		return nil
 	}
+	if st.covered != nil {
+		keyTuple := newTuple
+		if keyTuple == nil {
+			keyTuple = oldTuple
+		}
+		drop, err := st.covered.Covered(t.schemaName+"."+t.name, uint64(st.finalLSN), func(bound []string) (bool, error) {
+			return st.tables.keyAtMost(t, keyTuple, bound)
+		})
+		if err != nil || drop {
+			return err
+		}
+	}
 	var before, after *schema.Struct
 	if oldTuple != nil {
 		if before, err = t.row(oldTuple, nil); err != nil {
@@ -198,15 +238,12 @@ func (st *streamState) change(lsn LSN, relID uint32, op byte, oldTuple *pglogrep
 // keyChange emits a primary-key update as Debezium does: a delete of the old key carrying the new key in
 // the __debezium.newkey header, its tombstone, and a create of the new key carrying __debezium.oldkey.
 func (st *streamState) keyChange(t *table, oldKey, newKey *schema.Struct, before, after *schema.Struct, src *schema.Struct) {
-	del := t.event(oldKey, st.envelope(t, "d", before, nil, src))
-	del.Headers = []source.Header{{Key: "__debezium.newkey", Schema: t.keySchema, Value: newKey}}
-	st.emit(del)
+	newKeyHeader := source.Header{Key: "__debezium.newkey", Schema: t.keySchema, Value: newKey}
+	st.emit(t.event(oldKey, st.envelope(t, "d", before, nil, src), newKeyHeader))
 	if st.cfg.TombstonesOnDelete {
-		st.emit(t.event(oldKey, nil))
+		st.emit(t.event(oldKey, nil, newKeyHeader))
 	}
-	create := t.event(newKey, st.envelope(t, "c", nil, after, src))
-	create.Headers = []source.Header{{Key: "__debezium.oldkey", Schema: t.keySchema, Value: oldKey}}
-	st.emit(create)
+	st.emit(t.event(newKey, st.envelope(t, "c", nil, after, src), source.Header{Key: "__debezium.oldkey", Schema: t.keySchema, Value: oldKey}))
 }
 
 // truncate emits one op "t" event per captured table, with a null key, unless truncates are skipped (the
@@ -224,7 +261,8 @@ func (st *streamState) truncate(lsn LSN, m *pglogrepl.TruncateMessage) error {
 			continue
 		}
 		src := st.sourceInfo(lsn, t.schemaName, t.name, true)
-		st.emit(source.Event{Topic: t.topic, ValueSchema: t.envelope, Value: st.envelope(t, "t", nil, nil, src)})
+		ev := t.event(nil, st.envelope(t, "t", nil, nil, src))
+		st.emit(ev)
 	}
 	return nil
 }

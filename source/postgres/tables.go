@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -26,8 +27,11 @@ type table struct {
 	topic            string
 	cols             []tableColumn // one per relation-message column
 	rowSchema        *schema.Schema
-	keySchema        *schema.Schema // nil: no primary key (and no message.key.columns): null keys
-	keyFields        []int          // row field indexes that form the key
+	keySchema        *schema.Schema  // nil: no primary key (and no message.key.columns): null keys
+	keyFields        []int           // row field indexes that form the key
+	pkColumns        []int           // tuple column indexes of the primary key (snapshot chunk order)
+	pkTypes          []string        // their SQL type names, quoted
+	headers          []source.Header // Debezium's __debezium.context.* headers, on every record of the table
 	envelope         *schema.Schema
 }
 
@@ -40,15 +44,16 @@ type tableColumn struct {
 // tableCache maps relation ids to tables. Relation messages arrive before a table's first change on every
 // connection and again after DDL; nil entries are relations the filters exclude.
 type tableCache struct {
-	cfg    *Config
-	sql    *pgx.Conn
-	log    *slog.Logger
-	byID   map[uint32]*table
-	msgVal *schema.Schema
+	cfg     *Config
+	sql     *pgx.Conn
+	log     *slog.Logger
+	headers []source.Header
+	byID    map[uint32]*table
+	msgVal  *schema.Schema
 }
 
-func newTableCache(cfg *Config, sql *pgx.Conn, log *slog.Logger) *tableCache {
-	return &tableCache{cfg: cfg, sql: sql, log: log, byID: map[uint32]*table{}}
+func newTableCache(cfg *Config, sql *pgx.Conn, headers []source.Header, log *slog.Logger) *tableCache {
+	return &tableCache{cfg: cfg, sql: sql, headers: headers, log: log, byID: map[uint32]*table{}}
 }
 
 // get returns the table of relID, nil when it is not captured.
@@ -62,7 +67,7 @@ func (c *tableCache) get(relID uint32) (*table, error) {
 
 // relation (re)builds a table from a relation message and the catalog. Nullability, defaults, comments,
 // enum values and the primary key come from the catalog, as Debezium reads them; the column list and types
-// come from the message, which describes the rows that follow it.
+// come from the message, which describes the rows that follow it (the catalog may already show a later ALTER).
 func (c *tableCache) relation(ctx context.Context, m *pglogrepl.RelationMessage) error {
 	if !c.cfg.Filter.IncludeTable(m.Namespace, m.RelationName) {
 		c.byID[m.RelationID] = nil
@@ -72,28 +77,56 @@ func (c *tableCache) relation(ctx context.Context, m *pglogrepl.RelationMessage)
 	if err != nil {
 		return fmt.Errorf("reading the catalog for %s.%s: %w", m.Namespace, m.RelationName, err)
 	}
-	t := &table{schemaName: m.Namespace, name: m.RelationName, topic: c.cfg.Topics.SchemaTableTopic(m.Namespace, m.RelationName)}
+	cols := make([]relColumn, len(m.Columns))
+	for i, rc := range m.Columns {
+		cols[i] = relColumn{name: rc.Name, typeOID: rc.DataType, typeMod: rc.TypeModifier}
+	}
+	t, err := newTable(c.cfg, info, cols, c.headers, c.log)
+	if err != nil {
+		return err
+	}
+	c.byID[m.RelationID] = t
+	return nil
+}
+
+// relColumn is a column as the rows that follow describe it.
+type relColumn struct {
+	name    string
+	typeOID uint32
+	typeMod int32
+}
+
+// catalogColumns lists a table's live columns as the catalog has them: what a snapshot's SELECT returns.
+func catalogColumns(info *catalog.Table) []relColumn {
+	cols := make([]relColumn, len(info.Columns))
+	for i, col := range info.Columns {
+		cols[i] = relColumn{name: col.Name, typeOID: col.TypeOID, typeMod: col.TypeMod}
+	}
+	return cols
+}
+
+// newTable builds a table's converters and schemas for rows laid out as cols.
+func newTable(cfg *Config, info *catalog.Table, cols []relColumn, headers []source.Header, log *slog.Logger) (*table, error) {
+	t := &table{schemaName: info.Schema, name: info.Name, topic: cfg.Topics.SchemaTableTopic(info.Schema, info.Name), headers: headers}
 	byName := make(map[string]catalog.Column, len(info.Columns))
 	for _, col := range info.Columns {
 		byName[col.Name] = col
 	}
 	var fields []schema.Field
-	for _, rc := range m.Columns {
-		tc := tableColumn{name: rc.Name, field: -1}
-		col, ok := byName[rc.Name]
-		if ok && c.cfg.Filter.IncludeColumn(m.Namespace, m.RelationName, rc.Name) {
-			// The message's type wins over the catalog's: it describes the rows that follow, while the
-			// catalog may already show a later ALTER.
-			col.TypeOID, col.TypeMod = rc.DataType, rc.TypeModifier
-			conv, err := catalog.NewConverter(col, c.cfg.Modes)
+	for _, rc := range cols {
+		tc := tableColumn{name: rc.name, field: -1}
+		col, ok := byName[rc.name]
+		if ok && cfg.Filter.IncludeColumn(info.Schema, info.Name, rc.name) {
+			col.TypeOID, col.TypeMod = rc.typeOID, rc.typeMod
+			conv, err := catalog.NewConverter(col, cfg.Modes)
 			switch {
 			case errors.Is(err, catalog.ErrUnsupportedType):
-				c.log.Warn("column left out of the events: its type is not supported", "table", m.Namespace+"."+m.RelationName, "column", rc.Name, "error", err)
+				log.Warn("column left out of the events: its type is not supported", "table", info.Schema+"."+info.Name, "column", rc.name, "error", err)
 			case err != nil:
-				return fmt.Errorf("column %s of %s.%s: %w", rc.Name, m.Namespace, m.RelationName, err)
+				return nil, fmt.Errorf("column %s of %s.%s: %w", rc.name, info.Schema, info.Name, err)
 			default:
 				tc.field, tc.conv = len(fields), conv
-				fields = append(fields, schema.Field{Name: rc.Name, Schema: conv.Schema()})
+				fields = append(fields, schema.Field{Name: rc.name, Schema: conv.Schema()})
 			}
 		}
 		t.cols = append(t.cols, tc)
@@ -101,8 +134,16 @@ func (c *tableCache) relation(ctx context.Context, m *pglogrepl.RelationMessage)
 	t.rowSchema = &schema.Schema{Type: schema.StructT, Optional: true, Name: schema.ValueSchemaName(t.topic), Fields: fields}
 	t.envelope = schema.EnvelopeSchema(schema.EnvelopeSchemaName(t.topic), t.rowSchema, schema.PostgresSourceSchema())
 
+	for _, name := range info.PrimaryKey {
+		for i, rc := range cols {
+			if rc.name == name {
+				t.pkColumns = append(t.pkColumns, i)
+				t.pkTypes = append(t.pkTypes, pgx.Identifier{byName[name].TypeName}.Sanitize())
+			}
+		}
+	}
 	keyCols := info.PrimaryKey
-	if override, ok := c.cfg.MessageKeyColumns[m.Namespace+"."+m.RelationName]; ok {
+	if override, ok := cfg.MessageKeyColumns[info.Schema+"."+info.Name]; ok {
 		keyCols = override
 	}
 	if len(keyCols) > 0 {
@@ -110,15 +151,14 @@ func (c *tableCache) relation(ctx context.Context, m *pglogrepl.RelationMessage)
 		for _, name := range keyCols {
 			i := t.rowSchema.FieldIndex(name)
 			if i < 0 {
-				return fmt.Errorf("key column %q of %s.%s is not among the captured columns (check message.key.columns and column.exclude.list)", name, m.Namespace, m.RelationName)
+				return nil, fmt.Errorf("key column %q of %s.%s is not among the captured columns (check message.key.columns and column.exclude.list)", name, info.Schema, info.Name)
 			}
 			t.keyFields = append(t.keyFields, i)
 			keyFields = append(keyFields, fields[i])
 		}
 		t.keySchema = &schema.Schema{Type: schema.StructT, Name: schema.KeySchemaName(t.topic), Fields: keyFields}
 	}
-	c.byID[m.RelationID] = t
-	return nil
+	return t, nil
 }
 
 // row decodes a tuple into the row struct. An unchanged TOASTed value ('u') is taken from old when the old
@@ -170,9 +210,10 @@ func (t *table) key(row *schema.Struct) *schema.Struct {
 	return k
 }
 
-// event builds a record of this table; a nil value is a tombstone.
-func (t *table) event(key *schema.Struct, value *schema.Struct) source.Event {
-	ev := source.Event{Topic: t.topic}
+// event builds a record of this table; a nil value is a tombstone. Debezium writes the headers of a
+// primary-key change (first) and its context headers on every data record and tombstone.
+func (t *table) event(key *schema.Struct, value *schema.Struct, first ...source.Header) source.Event {
+	ev := source.Event{Topic: t.topic, Headers: append(first, t.headers...)}
 	if key != nil {
 		ev.KeySchema, ev.Key = t.keySchema, key
 	}
@@ -226,4 +267,28 @@ func (c *tableCache) messageContent(b []byte) (any, error) {
 		return hex.EncodeToString(b), nil
 	}
 	return nil, fmt.Errorf("unknown binary.handling.mode %q", c.cfg.Modes.Binary)
+}
+
+// keyAtMost reports whether the primary key of tuple is ≤ bound in the table's key order, asking
+// PostgreSQL so that the comparison uses the same types, operators and collations as the snapshot's
+// ORDER BY. Only asked while streaming overlaps a resumed snapshot.
+func (c *tableCache) keyAtMost(t *table, tuple *pglogrepl.TupleData, bound []string) (bool, error) {
+	if len(t.pkColumns) != len(bound) || tuple == nil {
+		return false, fmt.Errorf("%s.%s: the snapshot's key has %d columns, the table now %d", t.schemaName, t.name, len(bound), len(t.pkColumns))
+	}
+	ctx := context.Background()
+	var left, right []string
+	args := make([]any, 0, 2*len(bound))
+	for i, ci := range t.pkColumns {
+		col := tuple.Columns[ci]
+		if col.DataType != pglogrepl.TupleDataTypeText {
+			return false, fmt.Errorf("%s.%s: key column %s has no value in the change", t.schemaName, t.name, t.cols[ci].name)
+		}
+		args = append(args, string(col.Data), bound[i])
+		left = append(left, fmt.Sprintf("$%d::text::%s", 2*i+1, t.pkTypes[i]))
+		right = append(right, fmt.Sprintf("$%d::text::%s", 2*i+2, t.pkTypes[i]))
+	}
+	var le bool
+	err := c.sql.QueryRow(ctx, "SELECT ("+strings.Join(left, ", ")+") <= ("+strings.Join(right, ", ")+")", args...).Scan(&le)
+	return le, err
 }

@@ -1,0 +1,372 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/postgres/catalog"
+)
+
+// exportedSnapshot is a snapshot exported by CREATE_REPLICATION_SLOT: it shows exactly the transactions
+// that committed before the slot's consistent point. The exporting replication connection must stay open
+// and idle until a transaction has imported the snapshot.
+type exportedSnapshot struct {
+	conn     *pgconn.PgConn
+	name     string
+	position LSN
+}
+
+// exportSnapshot creates slot (temporary: dropped when conn closes) with an exported snapshot.
+func (r *Reader) exportSnapshot(ctx context.Context, slot string, temporary bool) (*exportedSnapshot, error) {
+	conn, err := pgconn.Connect(ctx, r.cfg.dsn(true))
+	if err != nil {
+		return nil, fmt.Errorf("replication connection to %s: %w", r.cfg.addr(), err)
+	}
+	res, err := pglogrepl.CreateReplicationSlot(ctx, conn, slot, "pgoutput", pglogrepl.CreateReplicationSlotOptions{Temporary: temporary, Mode: pglogrepl.LogicalReplication, SnapshotAction: "EXPORT_SNAPSHOT"})
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, slotCreateError(slot, err)
+	}
+	lsn, err := pglogrepl.ParseLSN(res.ConsistentPoint)
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("slot %q consistent point %q: %w", slot, res.ConsistentPoint, err)
+	}
+	return &exportedSnapshot{conn: conn, name: res.SnapshotName, position: lsn}, nil
+}
+
+// snapshotRun reads the captured tables in one exported snapshot, in key order and in chunks, and hands
+// their rows to the pipeline as op "r" events. Every batch carries the snapshot's progress in its offset, so
+// a crash resumes after the last acknowledged chunk. prev is the stored progress of an interrupted snapshot.
+type snapshotRun struct {
+	r        *Reader
+	out      chan<- source.Batch
+	conn     *pgx.Conn
+	exp      *exportedSnapshot
+	txID     int64
+	started  time.Time
+	streamAt LSN // where streaming starts afterwards: the position snapshot batches stand for
+
+	progress *snapshot.Progress // what the rows handed over so far cover
+	queue    []snapshotRow      // rows read, not yet handed over; the newest is held back (see flush)
+}
+
+// snapshotRow is a read row on its way out, with the progress it completes.
+type snapshotRow struct {
+	ev      source.Event
+	src     *schema.Struct
+	advance func(p *snapshot.Progress)
+}
+
+// snapshot runs a snapshot and returns its progress, which tells the stream what the snapshot covers.
+func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exportedSnapshot, streamAt LSN, prev *snapshot.Progress) (*snapshot.Progress, error) {
+	conn, err := r.connectSQL(ctx)
+	if err != nil {
+		exp.conn.Close(context.Background())
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+	if err == nil {
+		_, err = conn.Exec(ctx, fmt.Sprintf("SET TRANSACTION SNAPSHOT '%s'", exp.name))
+	}
+	// The snapshot is imported (or failed): the exporting connection may go. Closing it drops a temporary
+	// slot; a connector's own slot stays.
+	exp.conn.Close(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("importing snapshot %s: %w", exp.name, err)
+	}
+	run := &snapshotRun{r: r, out: out, conn: conn, exp: exp, started: time.Now(), streamAt: streamAt}
+	if err := conn.QueryRow(ctx, "SELECT txid_current()").Scan(&run.txID); err != nil {
+		return nil, fmt.Errorf("snapshot transaction id: %w", err)
+	}
+	tables, err := catalog.LoadAll(ctx, conn, r.includeInSnapshot)
+	if err != nil {
+		return nil, fmt.Errorf("listing the tables to snapshot: %w", err)
+	}
+	slices.SortFunc(tables, func(a, b *catalog.Table) int {
+		return strings.Compare(a.Schema+"."+a.Name, b.Schema+"."+b.Name)
+	})
+	run.progress = planProgress(prev, tables, uint64(exp.position))
+	r.log.Info("snapshot started", "tables", len(run.progress.Tables), "position", exp.position.String(), "resumed", prev != nil)
+
+	byID := make(map[string]*catalog.Table, len(tables))
+	for _, t := range tables {
+		byID[t.Schema+"."+t.Name] = t
+	}
+	pending := 0
+	for _, tp := range run.progress.Tables {
+		if !tp.Done {
+			pending++
+		}
+	}
+	order := 0
+	for i := range run.progress.Tables {
+		tp := &run.progress.Tables[i]
+		if tp.Done {
+			continue
+		}
+		order++
+		info := byID[tp.ID]
+		if info == nil { // dropped since the snapshot began
+			id := tp.ID
+			run.queue = append(run.queue, snapshotRow{advance: func(p *snapshot.Progress) { p.Table(id).Done = true }})
+			continue
+		}
+		if err := run.table(ctx, info, *tp, order == 1 && prev == nil, order == pending); err != nil {
+			return nil, fmt.Errorf("snapshot of %s: %w", tp.ID, err)
+		}
+	}
+	if err := run.finish(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
+		return nil, fmt.Errorf("ending the snapshot transaction: %w", err)
+	}
+	r.log.Info("snapshot finished", "tables", len(run.progress.Tables), "took", time.Since(run.started).Round(time.Millisecond))
+	return run.progress, nil
+}
+
+// includeInSnapshot selects the captured tables the snapshot reads (snapshot.include.collection.list).
+func (r *Reader) includeInSnapshot(schemaName, table string) bool {
+	if !r.cfg.Filter.IncludeTable(schemaName, table) {
+		return false
+	}
+	return len(r.cfg.SnapshotTables) == 0 || anyMatch(r.cfg.SnapshotTables, schemaName+"."+table)
+}
+
+// planProgress starts a snapshot's progress, or continues prev: every unfinished table gets a new epoch at
+// position, which covers the rows after its last delivered key.
+func planProgress(prev *snapshot.Progress, tables []*catalog.Table, position uint64) *snapshot.Progress {
+	var p *snapshot.Progress
+	if prev == nil {
+		p = &snapshot.Progress{}
+		for _, t := range tables {
+			p.Tables = append(p.Tables, snapshot.TableProgress{ID: t.Schema + "." + t.Name})
+		}
+	} else {
+		p = prev.Clone()
+	}
+	for i := range p.Tables {
+		tp := &p.Tables[i]
+		if tp.Done {
+			continue
+		}
+		if n := len(tp.Epochs); n > 0 && tp.LastKey != nil {
+			tp.Epochs[n-1].UpTo = tp.LastKey
+		} else {
+			tp.Epochs = nil // nothing of the table was delivered: it is read whole in this epoch
+		}
+		tp.Epochs = append(tp.Epochs, snapshot.Epoch{Position: position})
+	}
+	return p
+}
+
+// table reads one table in key order, chunk by chunk, resuming after tp.LastKey. A table without a primary
+// key is read in one pass and, after an interruption, read again from its start.
+func (s *snapshotRun) table(ctx context.Context, info *catalog.Table, tp snapshot.TableProgress, firstTable, lastTable bool) error {
+	t, err := newTable(s.r.cfg, info, catalogColumns(info), s.r.headers, s.r.log)
+	if err != nil {
+		return err
+	}
+	id := tp.ID
+	cols := make([]string, len(info.Columns))
+	for i, c := range info.Columns {
+		cols[i] = pgx.Identifier{c.Name}.Sanitize()
+	}
+	keyIdx := make([]int, len(info.PrimaryKey))
+	keyCols := make([]string, len(info.PrimaryKey))
+	for i, k := range info.PrimaryKey {
+		keyCols[i] = pgx.Identifier{k}.Sanitize()
+		keyIdx[i] = slices.IndexFunc(info.Columns, func(c catalog.Column) bool { return c.Name == k })
+	}
+	from := pgx.Identifier{info.Schema, info.Name}.Sanitize()
+	chunked := len(keyCols) > 0
+	lastKey := tp.LastKey
+	if !chunked {
+		lastKey = nil
+	}
+	rows := tp.Rows
+	if !chunked {
+		rows = 0
+	}
+	firstRow := lastKey == nil
+	for {
+		sql := "SELECT " + strings.Join(cols, ", ") + " FROM " + from
+		var params [][]byte
+		if chunked {
+			if lastKey != nil {
+				ph := make([]string, len(lastKey))
+				for i := range lastKey {
+					ph[i] = fmt.Sprintf("$%d", i+1)
+					params = append(params, []byte(lastKey[i]))
+				}
+				sql += " WHERE (" + strings.Join(keyCols, ", ") + ") > (" + strings.Join(ph, ", ") + ")"
+			}
+			sql += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keyCols, ", "), s.r.cfg.SnapshotFetchSize)
+		}
+		rr := s.conn.PgConn().ExecParams(ctx, sql, params, nil, nil, nil)
+		n := 0
+		for rr.NextRow() {
+			values := rr.Values()
+			tuple := &pglogrepl.TupleData{Columns: make([]*pglogrepl.TupleDataColumn, len(values))}
+			for i, v := range values {
+				col := &pglogrepl.TupleDataColumn{DataType: pglogrepl.TupleDataTypeNull}
+				if v != nil {
+					col.DataType, col.Data = pglogrepl.TupleDataTypeText, append([]byte(nil), v...)
+				}
+				tuple.Columns[i] = col
+			}
+			row, err := t.row(tuple, nil)
+			if err != nil {
+				rr.Close()
+				return err
+			}
+			var key []string
+			if chunked {
+				key = make([]string, len(keyIdx))
+				for i, ki := range keyIdx {
+					key[i] = string(values[ki])
+				}
+				lastKey = key
+			}
+			n++
+			rows++
+			count := rows
+			src := s.sourceInfo(t, snapshot.RowMarker(firstTable, lastTable, firstRow, false))
+			firstRow = false
+			s.queue = append(s.queue, snapshotRow{
+				ev:  t.event(t.key(row), s.envelope(t, row, src)),
+				src: src,
+				advance: func(p *snapshot.Progress) {
+					tp := p.Table(id)
+					tp.LastKey, tp.Rows = key, count
+				},
+			})
+			// The previous row is not the table's last: its marker is final.
+			if len(s.queue) >= maxBatchEvents {
+				if err := s.flush(ctx, false); err != nil {
+					rr.Close()
+					return err
+				}
+			}
+		}
+		if _, err := rr.Close(); err != nil {
+			return fmt.Errorf("reading %s: %w", from, err)
+		}
+		if !chunked || n < s.r.cfg.SnapshotFetchSize {
+			break
+		}
+		if err := s.flush(ctx, false); err != nil {
+			return err
+		}
+	}
+	// The table's last row (if any) gets its last-of-table marker; the table is done once it is delivered.
+	if last := s.lastQueuedOf(t.topic); last != nil && rows > 0 {
+		last.src.Set("snapshot", string(snapshot.RowMarker(firstTable, lastTable, rows == 1 && tp.LastKey == nil, true)))
+	}
+	s.queue = append(s.queue, snapshotRow{advance: func(p *snapshot.Progress) { p.Table(id).Done = true }})
+	s.r.log.Info("snapshot of table finished", "table", id, "rows", rows)
+	return nil
+}
+
+// lastQueuedOf returns the newest queued row of topic, if the newest queued row is one.
+func (s *snapshotRun) lastQueuedOf(topic string) *snapshotRow {
+	for i := len(s.queue) - 1; i >= 0; i-- {
+		if s.queue[i].src != nil {
+			if s.queue[i].ev.Topic == topic {
+				return &s.queue[i]
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// flush hands the queued rows to the pipeline as one batch whose offset records the progress they
+// complete. The newest row is held back unless final: Debezium marks the snapshot's very last record
+// "last", and only the end of the snapshot tells which record that is.
+func (s *snapshotRun) flush(ctx context.Context, final bool) error {
+	n := len(s.queue)
+	if !final {
+		// Hold back the newest row (and the progress steps after it).
+		for n > 0 && s.queue[n-1].src == nil {
+			n--
+		}
+		n--
+	}
+	if n <= 0 && !final {
+		return nil
+	}
+	var events []source.Event
+	for _, row := range s.queue[:n] {
+		if row.advance != nil {
+			row.advance(s.progress)
+		}
+		if row.src != nil {
+			events = append(events, row.ev)
+		}
+	}
+	s.queue = append(s.queue[:0:0], s.queue[n:]...)
+	off := Offset{
+		LSN: s.exp.position, TxID: s.txID, TsUsec: s.started.UnixMicro(),
+		Snapshot: "INITIAL", LastSnapshotRecord: final, SnapshotCompleted: final,
+		SnapshotProgress: s.progress.Encode(),
+	}
+	if final {
+		off.SnapshotProgress = ""
+	}
+	select {
+	case s.out <- source.Batch{Events: events, Offset: off.Fields(), Position: lsnPosition(s.streamAt)}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// finish marks the snapshot's last record "last" and hands over the rest with the completed offset.
+func (s *snapshotRun) finish(ctx context.Context) error {
+	for i := len(s.queue) - 1; i >= 0; i-- {
+		if s.queue[i].src != nil {
+			s.queue[i].src.Set("snapshot", string(snapshot.Last))
+			break
+		}
+	}
+	return s.flush(ctx, true)
+}
+
+// sourceInfo is the source block of a snapshot row: the snapshot's position, transaction and start time.
+func (s *snapshotRun) sourceInfo(t *table, marker snapshot.Marker) *schema.Struct {
+	src := schema.NewStruct(schema.PostgresSourceSchema())
+	ts := s.started
+	return src.Set("version", source.Version).
+		Set("connector", "postgresql").
+		Set("name", s.r.cfg.TopicPrefix).
+		Set("ts_ms", ts.UnixMilli()).
+		Set("snapshot", string(marker)).
+		Set("db", s.r.cfg.DBName).
+		Set("sequence", sequence(0, s.exp.position)).
+		Set("ts_us", ts.UnixMicro()).
+		Set("ts_ns", ts.UnixMicro()*1000).
+		Set("schema", t.schemaName).
+		Set("table", t.name).
+		Set("txId", s.txID).
+		Set("lsn", int64(s.exp.position))
+}
+
+// envelope is a snapshot row's value: op "r" with only an after image.
+func (s *snapshotRun) envelope(t *table, row, src *schema.Struct) *schema.Struct {
+	now := time.Now()
+	return schema.NewStruct(t.envelope).Set("after", row).Set("source", src).Set("op", "r").
+		Set("ts_ms", now.UnixMilli()).Set("ts_us", now.UnixMicro()).Set("ts_ns", now.UnixNano())
+}
