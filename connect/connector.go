@@ -23,22 +23,38 @@ const (
 	Paused     State = "PAUSED"
 	Stopped    State = "STOPPED"
 	Failed     State = "FAILED"
+	Restarting State = "RESTARTING"
 )
 
-// connector runs one connector's single task: it restarts the pipeline from the last durable offset after a
+// TargetState is what a connector was asked to be: started, paused or stopped (Connect's TargetState).
+type TargetState int
+
+const (
+	TargetStarted TargetState = iota
+	TargetPaused
+	TargetStopped
+)
+
+// task runs a connector's single task: it restarts the pipeline from the last durable offset after a
 // retriable failure (a Kafka outage, a lost database connection), and stays FAILED after a fatal one.
-type connector struct {
+// A task lives from its start until its context is cancelled (stop, restart, delete, shutdown); pausing
+// does not end it, it only closes its gate.
+type task struct {
 	name  string
 	props map[string]string
 	log   *slog.Logger
 	w     *Worker
+	gate  *gate
+
+	cancel context.CancelFunc
+	done   chan struct{} // closed when run returned
 
 	mu    sync.Mutex
 	state State
 	trace string
 }
 
-func (c *connector) setState(s State, err error) {
+func (c *task) setState(s State, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.state = s
@@ -48,16 +64,20 @@ func (c *connector) setState(s State, err error) {
 	}
 }
 
-// Status returns the connector's state and, when it failed, why.
-func (c *connector) Status() (State, string) {
+// Status returns the task's state and, when it failed, why. A running task whose gate is closed is PAUSED.
+func (c *task) Status() (State, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.state == Running && c.gate.isClosed() {
+		return Paused, ""
+	}
 	return c.state, c.trace
 }
 
 // run runs the task until ctx ends. Each attempt builds a fresh reader from the durable offset, so
 // anything delivered but not recorded is delivered again (at-least-once), and nothing is skipped.
-func (c *connector) run(ctx context.Context) {
+func (c *task) run(ctx context.Context) {
+	defer close(c.done)
 	backoff := time.Second
 	for {
 		err := c.attempt(ctx)
@@ -67,11 +87,11 @@ func (c *connector) run(ctx context.Context) {
 		}
 		var cfgErr *postgres.ConfigError
 		if errors.As(err, &cfgErr) || isFatal(err) {
-			c.log.Error("connector failed; fix the cause and restart it", "connector", c.name, "error", err)
+			c.log.Error("connector failed; fix the cause and restart it", "error", err)
 			c.setState(Failed, err)
 			return
 		}
-		c.log.Warn("connector task failed; restarting from the last recorded offset", "connector", c.name, "in", backoff, "error", err)
+		c.log.Warn("connector task failed; restarting from the last recorded offset", "in", backoff, "error", err)
 		c.setState(Running, err)
 		select {
 		case <-ctx.Done():
@@ -89,7 +109,7 @@ func isFatal(err error) bool {
 	return errors.As(err, &fatal) && fatal.Fatal()
 }
 
-func (c *connector) attempt(ctx context.Context) error {
+func (c *task) attempt(ctx context.Context) error {
 	cfg, err := postgres.ParseConfig(c.name, c.props, c.log)
 	if err != nil {
 		return err
@@ -122,7 +142,7 @@ func (c *connector) attempt(ctx context.Context) error {
 
 	c.setState(Running, nil)
 	p := &Pipeline{
-		Reader:        postgres.NewReader(cfg, start, c.log),
+		Reader:        gatedReader{Reader: postgres.NewReader(cfg, start, c.log), gate: c.gate},
 		Encoder:       c.w.encoder,
 		Sender:        sender,
 		Offsets:       fileOffsetWriter{store: c.w.offsets, key: key},
@@ -148,4 +168,79 @@ func (f fileOffsetWriter) WriteOffset(offset []source.OffsetField) error {
 		return err
 	}
 	return f.store.Put([]offsets.Entry{{Key: f.key, Value: value}})
+}
+
+// gate holds a paused task's reader back: while closed, no batch moves on, so the reader blocks on its
+// output and stops reading, yet keeps its replication connection and its slot (a paused connector holds
+// its place in the WAL, as a paused Debezium task does).
+type gate struct {
+	mu     sync.Mutex
+	closed bool
+	opened chan struct{} // closed and replaced on every open
+}
+
+func newGate(closed bool) *gate { return &gate{closed: closed, opened: make(chan struct{})} }
+
+func (g *gate) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
+}
+
+// set closes or opens the gate; opening it wakes every waiter.
+func (g *gate) set(closed bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed && !closed {
+		close(g.opened)
+		g.opened = make(chan struct{})
+	}
+	g.closed = closed
+}
+
+// wait blocks while the gate is closed, or until ctx ends.
+func (g *gate) wait(ctx context.Context) error {
+	for {
+		g.mu.Lock()
+		closed, opened := g.closed, g.opened
+		g.mu.Unlock()
+		if !closed {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-opened:
+		}
+	}
+}
+
+// gatedReader passes a Reader's batches on only while its gate is open.
+type gatedReader struct {
+	Reader
+	gate *gate
+}
+
+func (r gatedReader) Run(ctx context.Context, out chan<- source.Batch) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan source.Batch)
+	done := make(chan error, 1)
+	go func() { done <- r.Reader.Run(ctx, batches) }()
+	for {
+		if err := r.gate.wait(ctx); err != nil {
+			cancel()
+			return <-done
+		}
+		select {
+		case err := <-done:
+			return err
+		case b := <-batches:
+			select {
+			case out <- b:
+			case <-ctx.Done():
+				return <-done
+			}
+		}
+	}
 }

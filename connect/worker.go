@@ -15,7 +15,9 @@ import (
 	"github.com/cdcd/cdcd/sink/kafka"
 )
 
-// Worker is a standalone worker: connect-standalone's behaviour with the same worker and connector files.
+// Worker is a standalone worker: connect-standalone's behaviour with the same worker and connector files,
+// and the herder behind its REST API (herder.go). Connector configs live in memory, as in Connect's
+// standalone mode; offsets live in the offsets file.
 type Worker struct {
 	cfg           *config.Worker
 	log           *slog.Logger
@@ -23,13 +25,33 @@ type Worker struct {
 	encoder       Encoder
 	flushInterval time.Duration
 
+	// life is the parent of every task's context; Shutdown cancels it.
+	life     context.Context
+	shutdown context.CancelFunc
+	tasks    sync.WaitGroup
+
+	// opMu serialises the herder's operations (create, stop, restart, delete…), as Connect's synchronized
+	// StandaloneHerder does; an operation may wait for a task to stop while holding it. mu guards the fields
+	// below and is held only briefly, so status reads never wait for an operation.
+	opMu       sync.Mutex
 	mu         sync.Mutex
 	connectors map[string]*connector
-	wg         sync.WaitGroup
+	workerID   string
+	closed     bool
+	onDelete   DeleteHook
+}
+
+// connector is one configured connector: its config as given, what it was asked to be, and its task
+// (nil while stopped).
+type connector struct {
+	name   string
+	config map[string]string
+	target TargetState
+	task   *task
 }
 
 // NewStandalone builds a standalone worker from worker properties; config providers are resolved here.
-// Nothing runs until AddConnector.
+// Nothing runs until AddConnector (or a REST call) creates a connector.
 func NewStandalone(props map[string]string, log *slog.Logger) (*Worker, error) {
 	cfg, res, err := config.ParseWorker(props, config.Standalone)
 	if err != nil {
@@ -46,44 +68,87 @@ func NewStandalone(props map[string]string, log *slog.Logger) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	life, shutdown := context.WithCancel(context.Background())
 	return &Worker{
 		cfg: cfg, log: log, offsets: store, encoder: enc,
 		flushInterval: cfg.OffsetFlushInterval,
-		connectors:    map[string]*connector{},
+		life:          life, shutdown: shutdown,
+		connectors: map[string]*connector{},
+		workerID:   "cdcd",
 	}, nil
 }
 
-// AddConnector starts a connector (its config already validated by the caller). Connectors are isolated:
-// one failing does not stop the others.
-func (w *Worker) AddConnector(ctx context.Context, name string, props map[string]string) error {
+// Config returns the worker's parsed configuration.
+func (w *Worker) Config() *config.Worker { return w.cfg }
+
+// SetWorkerID sets the id status reports give as worker_id: Connect's advertised REST host:port.
+func (w *Worker) SetWorkerID(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, ok := w.connectors[name]; ok {
-		return fmt.Errorf("Connector %s already exists", name)
-	}
-	c := &connector{name: name, props: props, log: w.log.With("connector", name), w: w, state: Unassigned}
-	w.connectors[name] = c
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		c.run(ctx)
-	}()
-	return nil
+	w.workerID = id
 }
 
-// Wait blocks until every connector stopped (after the context given to AddConnector ends).
-func (w *Worker) Wait() { w.wg.Wait() }
-
-// Status returns a connector's state, or false if it does not exist.
-func (w *Worker) Status(name string) (State, string, bool) {
-	w.mu.Lock()
-	c, ok := w.connectors[name]
-	w.mu.Unlock()
-	if !ok {
-		return "", "", false
+// AddConnector creates a connector from a connector file (its config already validated by the caller) in
+// the given initial state ("" or RUNNING, PAUSED, STOPPED). Connectors are isolated: one failing does not
+// stop the others.
+func (w *Worker) AddConnector(name string, props map[string]string, initialState string) error {
+	target, err := parseInitialState(initialState)
+	if err != nil {
+		return err
 	}
-	s, trace := c.Status()
-	return s, trace, true
+	_, _, err = w.putConnector(name, props, false, target)
+	return err
+}
+
+// Shutdown stops every task, letting each record the offset of what Kafka acknowledged, and returns when
+// all have stopped. The worker starts no task afterwards.
+func (w *Worker) Shutdown() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.shutdown()
+	w.tasks.Wait()
+}
+
+// startTask starts c's task under the worker's life. Callers hold opMu.
+func (w *Worker) startTask(c *connector) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	ctx, cancel := context.WithCancel(w.life)
+	t := &task{
+		name: c.name, log: w.log.With("connector", c.name), w: w,
+		gate: newGate(c.target == TargetPaused), cancel: cancel, done: make(chan struct{}), state: Unassigned,
+	}
+	c.task = t
+	// The task sees the config with placeholders resolved; the herder keeps and shows it unresolved.
+	props, err := w.ResolveConnectorConfig(c.config)
+	if err != nil {
+		t.setState(Failed, err)
+		close(t.done)
+		return
+	}
+	t.props = props
+	w.tasks.Add(1)
+	go func() {
+		defer w.tasks.Done()
+		t.run(ctx)
+	}()
+}
+
+// stopTask stops c's task, if any, and waits until it recorded its last offset. Callers hold opMu.
+func (w *Worker) stopTask(c *connector) {
+	w.mu.Lock()
+	t := c.task
+	c.task = nil
+	w.mu.Unlock()
+	if t == nil {
+		return
+	}
+	t.cancel()
+	<-t.done
 }
 
 // producerConfig is the sink configuration of one connector: the worker's producer.* settings, overridden

@@ -12,14 +12,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
+
+	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/cdcd/cdcd/connect"
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
+	"github.com/cdcd/cdcd/connect/rest"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/postgres"
 )
@@ -76,7 +81,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // standalone runs connect-standalone's job: every connector config is checked before anything starts,
-// then the connectors run until ctx ends, and a stop records the last acknowledged offsets.
+// then the REST API and the connectors run until ctx ends, and a stop records the last acknowledged
+// offsets.
 func standalone(ctx context.Context, workerPath string, connectorPaths []string, log *slog.Logger) error {
 	workerFile, err := config.LoadPropertiesFile(workerPath)
 	if err != nil {
@@ -86,11 +92,7 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	if err != nil {
 		return err
 	}
-	type named struct {
-		name  string
-		props map[string]string
-	}
-	var conns []named
+	var files []config.ConnectorFile
 	var errs []error
 	for _, path := range connectorPaths {
 		cf, err := config.LoadConnectorFile(path)
@@ -98,32 +100,85 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 			errs = append(errs, err)
 			continue
 		}
-		if cf.Config, err = w.ResolveConnectorConfig(cf.Config); err != nil {
+		resolved, err := w.ResolveConnectorConfig(cf.Config)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", path, err))
 			continue
 		}
-		if class := cf.Config["connector.class"]; class != postgres.ConnectorClass && !strings.HasSuffix(postgres.ConnectorClass, "."+class) {
+		if class := resolved["connector.class"]; class != postgres.ConnectorClass && !strings.HasSuffix(postgres.ConnectorClass, "."+class) {
 			errs = append(errs, fmt.Errorf("%s: connector.class %q is not supported; cdcd runs %s", path, class, postgres.ConnectorClass))
 			continue
 		}
-		if _, err := postgres.ParseConfig(cf.Name, cf.Config, log.With("connector", cf.Name)); err != nil {
+		if _, err := postgres.ParseConfig(cf.Name, resolved, log.With("connector", cf.Name)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: connector %s: %w", path, cf.Name, err))
 			continue
 		}
-		conns = append(conns, named{cf.Name, cf.Config})
+		files = append(files, cf)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	for _, c := range conns {
-		if err := w.AddConnector(ctx, c.name, c.props); err != nil {
-			return err
+
+	ln, err := rest.Listen(w.Config().Listeners)
+	if err != nil {
+		return err
+	}
+	log.Info("REST API listening", "address", ln.Addr().String())
+	w.SetWorkerID(rest.WorkerID(w.Config(), ln.Addr()))
+	api := rest.NewServer(w, rest.ServerInfo{Version: restAPIVersion, Commit: source.Version}, log)
+	go fetchClusterID(ctx, w.Config().BootstrapServers, api, log)
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	// The files' configs are kept as written (placeholders unresolved), as Connect keeps them.
+	for _, cf := range files {
+		if err := w.AddConnector(cf.Name, cf.Config, cf.InitialState); err != nil {
+			errs = append(errs, fmt.Errorf("connector %s: %w", cf.Name, err))
 		}
 	}
-	<-ctx.Done()
+	if err := errors.Join(errs...); err != nil {
+		srv.Close()
+		w.Shutdown()
+		return err
+	}
+	api.SetReady()
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		log.Error("REST API stopped", "error", err)
+	}
 	log.Info("stopping: recording the last acknowledged offsets")
-	w.Wait()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("REST API did not stop cleanly", "error", err)
+	}
+	w.Shutdown()
 	return nil
+}
+
+// restAPIVersion is the Kafka Connect version whose REST API cdcd serves; GET / reports it as Connect
+// reports its own version, so scripts that check it keep working. The commit field carries cdcd's version.
+const restAPIVersion = "4.4.0"
+
+// fetchClusterID asks Kafka for its cluster id, which GET / reports, retrying until it answers or ctx ends.
+func fetchClusterID(ctx context.Context, brokers []string, api *rest.Server, log *slog.Logger) {
+	client := &kafkago.Client{Addr: kafkago.TCP(brokers...), Timeout: 10 * time.Second}
+	for delay := time.Second; ; delay = min(2*delay, time.Minute) {
+		resp, err := client.Metadata(ctx, &kafkago.MetadataRequest{Topics: []string{}})
+		if err == nil {
+			api.SetInfo(rest.ServerInfo{Version: restAPIVersion, Commit: source.Version, KafkaClusterID: resp.ClusterID})
+			return
+		}
+		log.Debug("Kafka cluster id not known yet", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
 }
 
 func newLogger(w io.Writer) *slog.Logger {

@@ -168,6 +168,12 @@ write_manifest() { # OUT_DIR VARIANT...
 	EOF
 }
 
+# cleanup stops the worker and drops the slot, which would otherwise retain WAL for good.
+cleanup() {
+	"$CONNECT" stop
+	psql_admin -d postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '$SLOT'" >/dev/null || true
+}
+
 cmd_postgres() {
 	local out=$REPO/testdata/postgres
 	if [[ ${1:-} == -o ]]; then
@@ -179,7 +185,7 @@ cmd_postgres() {
 	"$CONNECT" install
 	build_tools
 	mkdir -p "$out"
-	trap '"$CONNECT" stop' EXIT
+	trap cleanup EXIT
 	local v
 	for v in "${variants[@]}"; do run_pg_variant "$v" "$out"; done
 	write_manifest "$out" "${variants[@]}"

@@ -104,8 +104,13 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
+	if e.Reason == reasonRequired {
+		return fmt.Sprintf("Missing required configuration %q which has no default value.", e.Key)
+	}
 	return fmt.Sprintf("Invalid value %s for configuration %s: %s", e.Value, e.Key, e.Reason)
 }
+
+const reasonRequired = "the key is required"
 
 // ParseConfig reads a connector config. Every refused value is reported (errors.Join of *ConfigError);
 // advice that does not stop the connector (defaults cdcd chose) is logged on log.
@@ -121,7 +126,7 @@ func ParseConfig(name string, props map[string]string, log *slog.Logger) (*Confi
 	c.TopicPrefix = p.str("topic.prefix", "")
 	for _, k := range []string{"database.hostname", "database.user", "database.dbname", "topic.prefix"} {
 		if strings.TrimSpace(props[k]) == "" {
-			p.fail(k, props[k], "the key is required")
+			p.fail(k, props[k], reasonRequired)
 		}
 	}
 

@@ -37,6 +37,10 @@ type Reader struct {
 	// headers are Debezium's context headers: this run's identity on every data record.
 	headers []source.Header
 
+	// statusEvery is how often the stream reports its position: status.update.interval.ms, but often
+	// enough that the server's wal_sender_timeout never fires while the pipeline is full.
+	statusEvery time.Duration
+
 	// released is the highest LSN whose offset is durable: the only position ever reported to the server as
 	// flushed, so confirmed_flush_lsn never passes the durable offset.
 	released atomic.Uint64
@@ -88,9 +92,11 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	}
 	defer sqlConn.Close(context.Background())
 
-	if err := checkServer(ctx, sqlConn, r.cfg); err != nil {
+	senderTimeout, err := checkServer(ctx, sqlConn, r.cfg)
+	if err != nil {
 		return err
 	}
+	r.statusEvery = statusInterval(r.cfg.StatusInterval, senderTimeout)
 	if err := ensurePublication(ctx, sqlConn, r.cfg, r.log); err != nil {
 		return err
 	}
@@ -113,6 +119,11 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 		}
 	}
 	plan := r.cfg.SnapshotMode.Decide(state)
+	if plan.Snapshot {
+		if err := checkSnapshotPrivileges(ctx, sqlConn, r.cfg, r.includeInSnapshot); err != nil {
+			return err
+		}
+	}
 	if lost {
 		r.log.Warn("the stored offset's position is gone from the slot; taking a new snapshot (snapshot.mode=when_needed)", "slot", r.cfg.SlotName)
 		prev = nil
@@ -152,7 +163,11 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 
 	attempts := 0
 	for {
+		before := r.released.Load()
 		err := r.stream(ctx, st, startLSN, out)
+		if r.released.Load() > before {
+			attempts = 0 // the connection worked for a while: count only consecutive failures
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -207,7 +222,7 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 	}
 	sendStatus := func() error {
 		flushed := LSN(r.released.Load())
-		nextStatus = time.Now().Add(r.cfg.StatusInterval)
+		nextStatus = time.Now().Add(r.statusEvery)
 		// Write is what was received, flush is what is durable: PostgreSQL moves confirmed_flush_lsn to the
 		// flush position only.
 		return pglogrepl.SendStandbyStatusUpdate(ctx, conn, pglogrepl.StandbyStatusUpdate{
@@ -300,4 +315,14 @@ func newRunID() string {
 	b[6] = 0x70 | b[6]&0x0f
 	b[8] = 0x80 | b[8]&0x3f
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// statusInterval is the period of standby status updates: the configured interval, at least 100 ms, and at
+// most half the server's wal_sender_timeout, which is how long a walsender waits for a sign of life.
+func statusInterval(configured, senderTimeout time.Duration) time.Duration {
+	d := max(configured, 100*time.Millisecond)
+	if senderTimeout > 0 {
+		d = min(d, senderTimeout/2)
+	}
+	return d
 }

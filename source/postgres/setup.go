@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -34,21 +35,45 @@ func (c *Config) dsn(replication bool) string {
 	return u.String()
 }
 
-// checkServer refuses a server that cannot stream, naming the problem and the fix.
-func checkServer(ctx context.Context, conn *pgx.Conn, cfg *Config) error {
+// checkServer refuses a server that cannot stream, naming the problem and the fix. It returns the server's
+// wal_sender_timeout (0: disabled), which bounds how long the reader may stay silent.
+func checkServer(ctx context.Context, conn *pgx.Conn, cfg *Config) (time.Duration, error) {
 	var walLevel string
-	if err := conn.QueryRow(ctx, "SHOW wal_level").Scan(&walLevel); err != nil {
-		return fmt.Errorf("reading wal_level: %w", err)
+	var senderTimeoutMs int64
+	if err := conn.QueryRow(ctx, "SELECT current_setting('wal_level'), (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_sender_timeout')").Scan(&walLevel, &senderTimeoutMs); err != nil {
+		return 0, fmt.Errorf("reading wal_level: %w", err)
 	}
 	if walLevel != "logical" {
-		return fmt.Errorf("PostgreSQL at %s has wal_level=%s; logical decoding needs wal_level=logical: set it in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart the server", cfg.addr(), walLevel)
+		return 0, &fatalError{fmt.Errorf("PostgreSQL at %s has wal_level=%s; logical decoding needs wal_level=logical: set it in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart the server", cfg.addr(), walLevel)}
 	}
 	var super, repl bool
 	if err := conn.QueryRow(ctx, "SELECT rolsuper, rolreplication FROM pg_roles WHERE rolname = current_user").Scan(&super, &repl); err != nil {
-		return fmt.Errorf("reading the privileges of %q: %w", cfg.User, err)
+		return 0, fmt.Errorf("reading the privileges of %q: %w", cfg.User, err)
 	}
 	if !super && !repl {
-		return fmt.Errorf("user %q lacks the REPLICATION attribute needed to stream a slot: run ALTER ROLE %s WITH REPLICATION", cfg.User, pgx.Identifier{cfg.User}.Sanitize())
+		return 0, &fatalError{fmt.Errorf("user %q lacks the REPLICATION attribute needed to stream a slot: run ALTER ROLE %s WITH REPLICATION", cfg.User, pgx.Identifier{cfg.User}.Sanitize())}
+	}
+	return time.Duration(senderTimeoutMs) * time.Millisecond, nil
+}
+
+// checkSnapshotPrivileges refuses a snapshot of tables the user may not read, before anything (a slot) is
+// created: the snapshot would fail half way.
+func checkSnapshotPrivileges(ctx context.Context, conn *pgx.Conn, cfg *Config, include func(schema, table string) bool) error {
+	tables, err := queryTables(ctx, conn, include)
+	if err != nil || len(tables) == 0 {
+		return err
+	}
+	rows, err := conn.Query(ctx, `SELECT t::regclass::text FROM unnest($1::text[]) AS t WHERE NOT has_table_privilege(t::regclass, 'SELECT') ORDER BY 1`, tables)
+	if err != nil {
+		return fmt.Errorf("checking SELECT privileges: %w", err)
+	}
+	denied, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("checking SELECT privileges: %w", err)
+	}
+	if len(denied) > 0 {
+		return &fatalError{fmt.Errorf("user %q may not read %s, which the snapshot reads: GRANT SELECT ON %s TO %s, or set snapshot.mode=no_data",
+			cfg.User, strings.Join(denied, ", "), strings.Join(denied, ", "), pgx.Identifier{cfg.User}.Sanitize())}
 	}
 	return nil
 }
@@ -63,7 +88,7 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *sl
 	switch cfg.PublicationMode {
 	case "disabled":
 		if !exists {
-			return fmt.Errorf("publication %q does not exist and publication.autocreate.mode=disabled: create it (CREATE PUBLICATION %s FOR TABLE …) or set publication.autocreate.mode=filtered", cfg.PublicationName, pub)
+			return &fatalError{fmt.Errorf("publication %q does not exist and publication.autocreate.mode=disabled: create it (CREATE PUBLICATION %s FOR TABLE …) or set publication.autocreate.mode=filtered", cfg.PublicationName, pub)}
 		}
 		return nil
 	case "no_tables":
@@ -111,7 +136,7 @@ func wrapCreate(err error, cfg *Config) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42501" {
-		return fmt.Errorf("user %q may not create publication %q (%s): create it as its owner or a superuser, then set publication.autocreate.mode=disabled", cfg.User, cfg.PublicationName, pgErr.Message)
+		return &fatalError{fmt.Errorf("user %q may not create publication %q (%s): create it as its owner or a superuser, then set publication.autocreate.mode=disabled", cfg.User, cfg.PublicationName, pgErr.Message)}
 	}
 	return fmt.Errorf("creating publication %q: %w", cfg.PublicationName, err)
 }
@@ -125,7 +150,7 @@ func checkAllTablesPublication(ctx context.Context, conn *pgx.Conn, cfg *Config)
 		return fmt.Errorf("reading the privileges of %q: %w", cfg.User, err)
 	}
 	if !super {
-		return fmt.Errorf("publication.autocreate.mode=all_tables creates %q FOR ALL TABLES, which needs a superuser, and %q is not one: set publication.autocreate.mode=filtered, or have a superuser create the publication", cfg.PublicationName, cfg.User)
+		return &fatalError{fmt.Errorf("publication.autocreate.mode=all_tables creates %q FOR ALL TABLES, which needs a superuser, and %q is not one: set publication.autocreate.mode=filtered, or have a superuser create the publication", cfg.PublicationName, cfg.User)}
 	}
 	all, err := userTables(ctx, conn)
 	if err != nil {
@@ -142,8 +167,8 @@ func checkAllTablesPublication(ctx context.Context, conn *pgx.Conn, cfg *Config)
 }
 
 func identityError(blocked []string) error {
-	return fmt.Errorf("refusing to publish tables without a usable replica identity: once published, PostgreSQL rejects every UPDATE and DELETE on them, breaking the application. Tables: %s. Fix: add a primary key, or run ALTER TABLE … REPLICA IDENTITY FULL (or USING INDEX) on each; or leave them out with table.exclude.list and publication.autocreate.mode=filtered",
-		strings.Join(blocked, ", "))
+	return &fatalError{fmt.Errorf("refusing to publish tables without a usable replica identity: once published, PostgreSQL rejects every UPDATE and DELETE on them, breaking the application. Tables: %s. Fix: add a primary key, or run ALTER TABLE … REPLICA IDENTITY FULL (or USING INDEX) on each; or leave them out with table.exclude.list and publication.autocreate.mode=filtered",
+		strings.Join(blocked, ", "))}
 }
 
 // userTables lists every ordinary and partitioned table outside the system schemas, as quoted identifiers.

@@ -32,6 +32,7 @@ type table struct {
 	pkColumns        []int           // tuple column indexes of the primary key (snapshot chunk order)
 	pkTypes          []string        // their SQL type names, quoted
 	headers          []source.Header // Debezium's __debezium.context.* headers, on every record of the table
+	log              *slog.Logger
 	envelope         *schema.Schema
 }
 
@@ -107,7 +108,7 @@ func catalogColumns(info *catalog.Table) []relColumn {
 
 // newTable builds a table's converters and schemas for rows laid out as cols.
 func newTable(cfg *Config, info *catalog.Table, cols []relColumn, headers []source.Header, log *slog.Logger) (*table, error) {
-	t := &table{schemaName: info.Schema, name: info.Name, topic: cfg.Topics.SchemaTableTopic(info.Schema, info.Name), headers: headers}
+	t := &table{schemaName: info.Schema, name: info.Name, topic: cfg.Topics.SchemaTableTopic(info.Schema, info.Name), headers: headers, log: log}
 	byName := make(map[string]catalog.Column, len(info.Columns))
 	for _, col := range info.Columns {
 		byName[col.Name] = col
@@ -178,7 +179,13 @@ func (t *table) row(tuple *pglogrepl.TupleData, old *schema.Struct) (*schema.Str
 		switch col.DataType {
 		case pglogrepl.TupleDataTypeText:
 			var err error
-			if v, err = tc.conv.Decode(col.Data); err != nil {
+			v, err = tc.conv.Decode(col.Data)
+			switch {
+			case errors.Is(err, catalog.ErrSpecialDecimal):
+				// Debezium writes null for a NaN or infinite numeric it cannot represent, with a warning.
+				t.log.Warn("numeric NaN or Infinity written as null; use decimal.handling.mode=double or string to keep it", "table", t.schemaName+"."+t.name, "column", tc.name)
+				v = nil
+			case err != nil:
 				return nil, fmt.Errorf("column %s: %w", tc.name, err)
 			}
 		case pglogrepl.TupleDataTypeToast:

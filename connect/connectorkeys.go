@@ -1,0 +1,69 @@
+package connect
+
+import "github.com/cdcd/cdcd/connect/config"
+
+// connectorKeys are the settings Connect itself defines for every source connector (ConnectorConfig,
+// SourceConnectorConfig), listed first in a validate response. The converter defaults are the worker's
+// converters, as Connect reports them; Validators are Connect's.
+func (w *Worker) connectorKeys() []config.Key {
+	keys := connectKeys()
+	for i := range keys {
+		k := &keys[i]
+		switch k.Name {
+		case "name":
+			k.Validator = nonEmptyName
+		case "connector.plugin.version":
+			k.Default = config.Ptr(pluginVersion())
+		case "key.converter":
+			k.Default, k.Recommended = config.Ptr(w.cfg.KeyConverter), config.SupportedConverters
+		case "value.converter":
+			k.Default, k.Recommended = config.Ptr(w.cfg.ValueConverter), config.SupportedConverters
+		case "header.converter":
+			k.Default, k.Recommended = config.Ptr(w.cfg.HeaderConverter), config.SupportedConverters
+		case "tasks.max":
+			k.Validator = config.AtLeast(1)
+		case "errors.tolerance":
+			k.Validator = config.ValidString("none", "all")
+		}
+	}
+	return keys
+}
+
+// connectKeys is generated from the validate response of Kafka Connect 4.4.0 (the keys before Debezium's
+// own), in its order. Regenerate it from a real worker, never by hand.
+func connectKeys() []config.Key {
+	return []config.Key{
+		{Name: "name", Type: config.String, Required: true, Importance: config.High, Group: "Common", OrderInGroup: 1, Width: config.WidthMedium, DisplayName: "Connector name", Doc: "Globally unique name to use for this connector."},
+		{Name: "connector.class", Type: config.String, Required: true, Importance: config.High, Group: "Common", OrderInGroup: 2, Width: config.WidthLong, DisplayName: "Connector class", Doc: "Name or alias of the class for this connector. Must be a subclass of org.apache.kafka.connect.connector.Connector. If the connector is org.apache.kafka.connect.file.FileStreamSinkConnector, you can either specify this full name,  or use \"FileStreamSink\" or \"FileStreamSinkConnector\" to make the configuration a bit shorter"},
+		{Name: "connector.plugin.version", Type: config.String, Importance: config.Medium, Group: "Common", OrderInGroup: 3, Width: config.WidthMedium, DisplayName: "Connector version", Doc: "Version of the connector."},
+		{Name: "tasks.max", Type: config.Int, Default: config.Ptr("1"), Importance: config.High, Group: "Common", OrderInGroup: 4, Width: config.WidthShort, DisplayName: "Tasks max", Doc: "Maximum number of tasks to use for this connector."},
+		{Name: "tasks.max.enforce", Type: config.Boolean, Default: config.Ptr("true"), Importance: config.Low, Group: "Common", OrderInGroup: 5, Width: config.WidthShort, DisplayName: "Enforce tasks max", Doc: "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. By default, connectors that generate too many tasks will fail, and existing sets of tasks that exceed the tasks.max property will also be failed. If this property is set to false, then connectors will be allowed to generate more than the maximum number of tasks, and existing sets of tasks that exceed the tasks.max property will be allowed to run. This property is deprecated and will be removed in an upcoming major release."},
+		{Name: "key.converter", Type: config.Class, Default: config.Ptr("org.apache.kafka.connect.json.JsonConverter"), Importance: config.Low, Group: "Common", OrderInGroup: 6, Width: config.WidthShort, DisplayName: "Key converter class", Doc: "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the keys in messages written to or read from Kafka, and since this is independent of connectors it allows any connector to work with any serialization format. Examples of common formats include JSON and Avro."},
+		{Name: "key.converter.plugin.version", Type: config.String, Default: config.Ptr("4.4.0"), Importance: config.Low, Group: "Common", OrderInGroup: 7, Width: config.WidthShort, DisplayName: "Key converter version", Doc: "Version of the key converter."},
+		{Name: "value.converter", Type: config.Class, Default: config.Ptr("org.apache.kafka.connect.json.JsonConverter"), Importance: config.Low, Group: "Common", OrderInGroup: 8, Width: config.WidthShort, DisplayName: "Value converter class", Doc: "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the values in messages written to or read from Kafka, and since this is independent of connectors it allows any connector to work with any serialization format. Examples of common formats include JSON and Avro."},
+		{Name: "value.converter.plugin.version", Type: config.String, Default: config.Ptr("4.4.0"), Importance: config.Low, Group: "Common", OrderInGroup: 9, Width: config.WidthShort, DisplayName: "Value converter version", Doc: "Version of the value converter."},
+		{Name: "header.converter", Type: config.Class, Default: config.Ptr("org.apache.kafka.connect.storage.SimpleHeaderConverter"), Importance: config.Low, Group: "Common", OrderInGroup: 10, Width: config.WidthShort, DisplayName: "Header converter class", Doc: "HeaderConverter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the header values in messages written to or read from Kafka, and since this is independent of connectors it allows any connector to work with any serialization format. Examples of common formats include JSON and Avro. By default, the SimpleHeaderConverter is used to serialize header values to strings and deserialize them by inferring the schemas."},
+		{Name: "header.converter.plugin.version", Type: config.String, Default: config.Ptr("4.4.0"), Importance: config.Low, Group: "Common", OrderInGroup: 11, Width: config.WidthShort, DisplayName: "Header converter version", Doc: "Version of the header converter."},
+		{Name: "transforms", Type: config.List, Default: config.Ptr(""), Importance: config.Low, Group: "Transforms", OrderInGroup: 12, Width: config.WidthLong, DisplayName: "Transforms", Doc: "Aliases for the transformations to be applied to records."},
+		{Name: "predicates", Type: config.List, Default: config.Ptr(""), Importance: config.Low, Group: "Predicates", OrderInGroup: 13, Width: config.WidthLong, DisplayName: "Predicates", Doc: "Aliases for the predicates used by transformations."},
+		{Name: "config.action.reload", Type: config.String, Default: config.Ptr("restart"), Importance: config.Low, Group: "Common", OrderInGroup: 14, Width: config.WidthMedium, DisplayName: "Reload Action", Doc: "The action that Connect should take on the connector when changes in external configuration providers result in a change in the connector's configuration properties. A value of 'none' indicates that Connect will do nothing. A value of 'restart' indicates that Connect should restart/reload the connector with the updated configuration properties.The restart may actually be scheduled in the future if the external configuration provider indicates that a configuration value will expire in the future."},
+		{Name: "errors.retry.timeout", Type: config.Long, Default: config.Ptr("0"), Importance: config.Medium, Group: "Error Handling", OrderInGroup: 1, Width: config.WidthMedium, DisplayName: "Retry Timeout for Errors", Doc: "The maximum duration in milliseconds that a failed operation will be reattempted. The default is 0, which means no retries will be attempted. Use -1 for infinite retries."},
+		{Name: "errors.retry.delay.max.ms", Type: config.Long, Default: config.Ptr("60000"), Importance: config.Medium, Group: "Error Handling", OrderInGroup: 2, Width: config.WidthMedium, DisplayName: "Maximum Delay Between Retries for Errors", Doc: "The maximum duration in milliseconds between consecutive retry attempts. Jitter will be added to the delay once this limit is reached to prevent thundering herd issues."},
+		{Name: "errors.tolerance", Type: config.String, Default: config.Ptr("none"), Importance: config.Medium, Group: "Error Handling", OrderInGroup: 3, Width: config.WidthShort, DisplayName: "Error Tolerance", Doc: "Behavior for tolerating errors during connector operation. 'none' is the default value and signals that any error will result in an immediate connector task failure; 'all' changes the behavior to skip over problematic records."},
+		{Name: "errors.log.enable", Type: config.Boolean, Default: config.Ptr("false"), Importance: config.Medium, Group: "Error Handling", OrderInGroup: 4, Width: config.WidthShort, DisplayName: "Log Errors", Doc: "If true, write each error and the details of the failed operation and problematic record to the Connect application log. This is 'false' by default, so that only errors that are not tolerated are reported."},
+		{Name: "errors.log.include.messages", Type: config.Boolean, Default: config.Ptr("false"), Importance: config.Medium, Group: "Error Handling", OrderInGroup: 5, Width: config.WidthShort, DisplayName: "Log Error Details", Doc: "Whether to include in the log the Connect record that resulted in a failure. For sink records, the topic, partition, offset, and timestamp will be logged. For source records, the key and value (and their schemas), all headers, and the timestamp, Kafka topic, Kafka partition, source partition, and source offset will be logged. This is 'false' by default, which will prevent record keys, values, and headers from being written to log files."},
+		{Name: "topic.creation.groups", Type: config.List, Default: config.Ptr(""), Importance: config.Low, Group: "Topic Creation", OrderInGroup: 1, Width: config.WidthLong, DisplayName: "Topic Creation Groups", Doc: "Groups of configurations for topics created by source connectors"},
+		{Name: "exactly.once.support", Type: config.String, Default: config.Ptr("requested"), Importance: config.Medium, Group: "Exactly Once Support", OrderInGroup: 2, Width: config.WidthShort, DisplayName: "Exactly once support", Doc: "Permitted values are requested, required. If set to \"required\", forces a preflight check for the connector to ensure that it can provide exactly-once semantics with the given configuration. Some connectors may be capable of providing exactly-once semantics but not signal to Connect that they support this; in that case, documentation for the connector should be consulted carefully before creating it, and the value for this property should be set to \"requested\". Additionally, if the value is set to \"required\" but the worker that performs preflight validation does not have exactly-once support enabled for source connectors, requests to create or validate the connector will fail."},
+		{Name: "transaction.boundary", Type: config.String, Default: config.Ptr("poll"), Importance: config.Medium, Group: "Exactly Once Support", OrderInGroup: 3, Width: config.WidthShort, DisplayName: "Transaction Boundary", Doc: "Permitted values are: poll, interval, connector. If set to 'poll', a new producer transaction will be started and committed for every batch of records that each task from this connector provides to Connect. If set to 'connector', relies on connector-defined transaction boundaries; note that not all connectors are capable of defining their own transaction boundaries, and in that case, attempts to instantiate a connector with this value will fail. Finally, if set to 'interval', commits transactions only after a user-defined time interval has passed."},
+		{Name: "transaction.boundary.interval.ms", Type: config.Long, Importance: config.Low, Group: "Exactly Once Support", OrderInGroup: 4, Width: config.WidthShort, DisplayName: "Transaction boundary interval", Doc: "If 'transaction.boundary' is set to 'interval', determines the interval for producer transaction commits by connector tasks. If unset, defaults to the value of the worker-level 'offset.flush.interval.ms' property. It has no effect if a different transaction.boundary is specified."},
+		{Name: "offsets.storage.topic", Type: config.String, Importance: config.Low, Group: "offsets.topic", OrderInGroup: 1, Width: config.WidthLong, DisplayName: "Offsets topic", Doc: "The name of a separate offsets topic to use for this connector. If empty or not specified, the worker’s global offsets topic name will be used. If specified, the offsets topic will be created if it does not already exist on the Kafka cluster targeted by this connector (which may be different from the one used for the worker's global offsets topic if the bootstrap.servers property of the connector's producer has been overridden from the worker's). Only applicable in distributed mode; in standalone mode, setting this property will have no effect."},
+	}
+}
+
+// nonEmptyName is the check of Connect's NonEmptyStringWithoutControlChars on an empty name.
+func nonEmptyName(name string, value any) error {
+	if s, _ := value.(string); s == "" {
+		return &config.ConfigError{Name: name, Value: value, Message: "String may not be empty"}
+	}
+	return nil
+}

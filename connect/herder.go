@@ -1,0 +1,685 @@
+package connect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/cdcd/cdcd/connect/config"
+	"github.com/cdcd/cdcd/connect/offsets"
+	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/postgres"
+)
+
+// This file is the herder: what Connect's StandaloneHerder does for the REST API, with its messages.
+
+// ErrorKind says how Connect reports a refused request (the REST layer maps it to a status code).
+type ErrorKind int
+
+const (
+	NotFound      ErrorKind = iota // Connect's NotFoundException: 404
+	AlreadyExists                  // AlreadyExistsException: 409
+	BadRequest                     // BadRequestException: 400
+	ServerError                    // any other exception: 500
+)
+
+// RequestError is a refused herder request; Message is Connect's text for it.
+type RequestError struct {
+	Kind    ErrorKind
+	Message string
+}
+
+func (e *RequestError) Error() string { return e.Message }
+
+func notFound(format string, args ...any) error {
+	return &RequestError{Kind: NotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+func connectorNotFound(name string) error { return notFound("Connector %s not found", name) }
+
+// DeleteHook runs after a connector was deleted, with its last config (e.g. to drop its replication slot).
+// It runs while the herder is busy, so it should be quick; its error is reported to the REST caller.
+type DeleteHook func(ctx context.Context, name string, config map[string]string) error
+
+// SetDeleteHook installs h; nil removes it.
+func (w *Worker) SetDeleteHook(h DeleteHook) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onDelete = h
+}
+
+// TaskClass is the task.class Debezium's PostgreSQL connector gives its task.
+const TaskClass = "io.debezium.connector.postgresql.PostgresConnectorTask"
+
+// ConnectorType is the lower-case connector type of ConnectorInfo and plugin listings.
+const ConnectorType = "source"
+
+// ConnectorInfo is Connect's ConnectorInfo.
+type ConnectorInfo struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config"`
+	Tasks  []TaskID          `json:"tasks"`
+	Type   string            `json:"type"`
+}
+
+// TaskID is Connect's ConnectorTaskId.
+type TaskID struct {
+	Connector string `json:"connector"`
+	Task      int    `json:"task"`
+}
+
+// TaskInfo is one entry of GET /connectors/{name}/tasks.
+type TaskInfo struct {
+	ID     TaskID            `json:"id"`
+	Config map[string]string `json:"config"`
+}
+
+// StateInfo is the state of a connector or task as Connect 4.4 reports it; Trace only when non-empty.
+type StateInfo struct {
+	State    State  `json:"state"`
+	Trace    string `json:"trace,omitempty"`
+	WorkerID string `json:"worker_id"`
+	Version  string `json:"version"`
+}
+
+// TaskStatus is Connect's ConnectorStateInfo.TaskState.
+type TaskStatus struct {
+	ID int `json:"id"`
+	StateInfo
+}
+
+// ConnectorStatus is Connect's ConnectorStateInfo.
+type ConnectorStatus struct {
+	Name      string       `json:"name"`
+	Connector StateInfo    `json:"connector"`
+	Tasks     []TaskStatus `json:"tasks"`
+	Type      string       `json:"type"`
+}
+
+// ConnectorOffset is one source partition and its offset, as JSON objects (the offset may be null).
+type ConnectorOffset struct {
+	Partition json.RawMessage `json:"partition"`
+	Offset    json.RawMessage `json:"offset"`
+}
+
+// ConnectorOffsets is the body of GET and PATCH /connectors/{name}/offsets.
+type ConnectorOffsets struct {
+	Offsets []ConnectorOffset `json:"offsets"`
+}
+
+// PluginInfo is one entry of GET /connector-plugins.
+type PluginInfo struct {
+	Class   string `json:"class"`
+	Type    string `json:"type"`
+	Version string `json:"version"`
+}
+
+// pluginVersion is the version cdcd reports for its connector plugin and its statuses.
+func pluginVersion() string { return source.Version }
+
+// Connectors lists the connectors' names in order (an empty list, never nil: it is JSON's []).
+func (w *Worker) Connectors() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string{}, slices.Sorted(maps.Keys(w.connectors))...)
+}
+
+func (w *Worker) lookup(name string) (*connector, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.connectors[name]
+	return c, ok
+}
+
+// ConnectorInfo returns a connector's config and tasks.
+func (w *Worker) ConnectorInfo(name string) (ConnectorInfo, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.connectors[name]
+	if !ok {
+		return ConnectorInfo{}, connectorNotFound(name)
+	}
+	return c.info(), nil
+}
+
+// info is ConnectorInfo; callers hold w.mu.
+func (c *connector) info() ConnectorInfo {
+	tasks := []TaskID{}
+	if c.task != nil {
+		tasks = append(tasks, TaskID{Connector: c.name, Task: 0})
+	}
+	return ConnectorInfo{Name: c.name, Config: maps.Clone(c.config), Tasks: tasks, Type: ConnectorType}
+}
+
+// ConnectorConfig returns a connector's config as it was given (config-provider placeholders unresolved).
+func (w *Worker) ConnectorConfig(name string) (map[string]string, error) {
+	info, err := w.ConnectorInfo(name)
+	return info.Config, err
+}
+
+// TaskConfigs returns the task configs: the connector's config and the task class, as Debezium's.
+func (w *Worker) TaskConfigs(name string) ([]TaskInfo, error) {
+	info, err := w.ConnectorInfo(name)
+	if err != nil {
+		return nil, err
+	}
+	out := []TaskInfo{}
+	for _, id := range info.Tasks {
+		cfg := maps.Clone(info.Config)
+		cfg["task.class"] = TaskClass
+		out = append(out, TaskInfo{ID: id, Config: cfg})
+	}
+	return out, nil
+}
+
+// ConnectorStatus returns the state of a connector and its task.
+func (w *Worker) ConnectorStatus(name string) (ConnectorStatus, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.connectors[name]
+	if !ok {
+		return ConnectorStatus{}, notFound("No status found for connector %s", name)
+	}
+	return w.statusLocked(c), nil
+}
+
+func (w *Worker) statusLocked(c *connector) ConnectorStatus {
+	st := ConnectorStatus{
+		Name:      c.name,
+		Connector: StateInfo{State: c.target.connectorState(), WorkerID: w.workerID, Version: pluginVersion()},
+		Tasks:     []TaskStatus{},
+		Type:      ConnectorType,
+	}
+	if c.task != nil {
+		s, trace := c.task.Status()
+		st.Tasks = append(st.Tasks, TaskStatus{ID: 0, StateInfo: StateInfo{State: s, Trace: trace, WorkerID: w.workerID, Version: pluginVersion()}})
+	}
+	return st
+}
+
+func (t TargetState) connectorState() State {
+	switch t {
+	case TargetPaused:
+		return Paused
+	case TargetStopped:
+		return Stopped
+	}
+	return Running
+}
+
+// TaskStatus returns the state of one task.
+func (w *Worker) TaskStatus(name string, id int) (TaskStatus, error) {
+	st, err := w.ConnectorStatus(name)
+	if err == nil {
+		for _, t := range st.Tasks {
+			if t.ID == id {
+				return t, nil
+			}
+		}
+	}
+	return TaskStatus{}, notFound("No status found for task %s-%d", name, id)
+}
+
+func parseInitialState(s string) (TargetState, error) {
+	switch strings.ToUpper(s) {
+	case "", "RUNNING":
+		return TargetStarted, nil
+	case "PAUSED":
+		return TargetPaused, nil
+	case "STOPPED":
+		return TargetStopped, nil
+	}
+	return 0, &RequestError{Kind: BadRequest, Message: "Invalid initial_state " + s + "; expected RUNNING, PAUSED or STOPPED"}
+}
+
+// PutConnectorConfig creates a connector, or replaces its config when allowReplace (PUT …/config); it
+// reports whether it created one. initialState applies to a created connector only. The config is
+// validated first: any error refuses the request with Connect's "Connector configuration is invalid"
+// message. Replacing a config restarts the task from the durable offset.
+func (w *Worker) PutConnectorConfig(name string, cfg map[string]string, allowReplace bool, initialState string) (bool, ConnectorInfo, error) {
+	target, err := parseInitialState(initialState)
+	if err != nil {
+		return false, ConnectorInfo{}, err
+	}
+	return w.putConnector(name, cfg, allowReplace, target)
+}
+
+func (w *Worker) putConnector(name string, cfg map[string]string, allowReplace bool, target TargetState) (bool, ConnectorInfo, error) {
+	if err := w.checkConnectorConfig(cfg); err != nil {
+		return false, ConnectorInfo{}, err
+	}
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	c, exists := w.lookup(name)
+	if exists && !allowReplace {
+		return false, ConnectorInfo{}, &RequestError{Kind: AlreadyExists, Message: "Connector " + name + " already exists"}
+	}
+	if exists {
+		w.stopTask(c)
+		w.mu.Lock()
+		c.config = maps.Clone(cfg)
+		w.mu.Unlock()
+	} else {
+		c = &connector{name: name, config: maps.Clone(cfg), target: target}
+		w.mu.Lock()
+		w.connectors[name] = c
+		w.mu.Unlock()
+	}
+	if c.target != TargetStopped {
+		w.startTask(c)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !exists, c.info(), nil
+}
+
+// PatchConnectorConfig applies a partial config (a nil value removes the key, KIP-477) and replaces the
+// connector's config with the result.
+func (w *Worker) PatchConnectorConfig(name string, patch map[string]*string) (ConnectorInfo, error) {
+	current, err := w.ConnectorConfig(name)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	for k, v := range patch {
+		if v == nil {
+			delete(current, k)
+		} else {
+			current[k] = *v
+		}
+	}
+	_, info, err := w.putConnector(name, current, true, TargetStarted)
+	return info, err
+}
+
+// checkConnectorConfig refuses what Connect refuses before storing a config: no or an unknown connector
+// class, or any validation error.
+func (w *Worker) checkConnectorConfig(cfg map[string]string) error {
+	infos, err := w.validate(cfg)
+	if err != nil {
+		return err
+	}
+	if infos.ErrorCount > 0 {
+		return &RequestError{Kind: BadRequest, Message: config.InvalidConfigMessage(infos)}
+	}
+	return nil
+}
+
+// PauseConnector pauses a connector: its task stays, holding its slot, but stops reading.
+func (w *Worker) PauseConnector(name string) error { return w.setPaused(name, true) }
+
+// ResumeConnector resumes a paused or stopped connector.
+func (w *Worker) ResumeConnector(name string) error { return w.setPaused(name, false) }
+
+func (w *Worker) setPaused(name string, paused bool) error {
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	c, ok := w.lookup(name)
+	if !ok {
+		return notFound("Unknown connector %s", name)
+	}
+	w.mu.Lock()
+	c.target = TargetStarted
+	if paused {
+		c.target = TargetPaused
+	}
+	t := c.task
+	w.mu.Unlock()
+	if t != nil {
+		t.gate.set(paused)
+	} else if !paused {
+		w.startTask(c)
+	}
+	return nil
+}
+
+// StopConnector stops a connector's task (it records its last offset first) and keeps its config and
+// offsets; offsets can be changed only in this state.
+func (w *Worker) StopConnector(name string) error {
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	c, ok := w.lookup(name)
+	if !ok {
+		return &RequestError{Kind: ServerError, Message: "No connector `" + name + "` configured"}
+	}
+	w.stopTask(c)
+	w.mu.Lock()
+	c.target = TargetStopped
+	w.mu.Unlock()
+	return nil
+}
+
+// RestartConnector restarts a connector and, with includeTasks, its task (with onlyFailed, only what
+// FAILED). cdcd's connector has no work of its own besides its task, so restarting the connector alone
+// changes nothing. Without either flag it returns a nil status (Connect answers 204); otherwise the status
+// with what restarts marked RESTARTING, as Connect's restart plan.
+func (w *Worker) RestartConnector(name string, includeTasks, onlyFailed bool) (*ConnectorStatus, error) {
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	c, ok := w.lookup(name)
+	if !includeTasks && !onlyFailed {
+		if !ok {
+			return nil, connectorNotFound(name)
+		}
+		return nil, nil
+	}
+	if !ok {
+		return nil, notFound("Unknown connector: %s", name)
+	}
+	w.mu.Lock()
+	st := w.statusLocked(c)
+	w.mu.Unlock()
+	if !onlyFailed || st.Connector.State == Failed {
+		st.Connector.State, st.Connector.Trace = Restarting, ""
+	}
+	restartTask := false
+	for i := range st.Tasks {
+		if includeTasks && (!onlyFailed || st.Tasks[i].State == Failed) {
+			st.Tasks[i].State, st.Tasks[i].Trace = Restarting, ""
+			restartTask = true
+		}
+	}
+	if restartTask {
+		w.stopTask(c)
+		w.startTask(c)
+	}
+	return &st, nil
+}
+
+// RestartTask restarts a connector's task from its durable offset.
+func (w *Worker) RestartTask(name string, id int) error {
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	c, ok := w.lookup(name)
+	if !ok {
+		return connectorNotFound(name)
+	}
+	w.mu.Lock()
+	hasTask := c.task != nil
+	w.mu.Unlock()
+	if id != 0 || !hasTask {
+		return notFound("Task %s-%d not found", name, id)
+	}
+	w.stopTask(c)
+	w.startTask(c)
+	return nil
+}
+
+// DeleteConnector stops a connector and forgets it; its offsets stay in the offsets file, as in Connect.
+func (w *Worker) DeleteConnector(ctx context.Context, name string) error {
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	c, ok := w.lookup(name)
+	if !ok {
+		return connectorNotFound(name)
+	}
+	w.stopTask(c)
+	w.mu.Lock()
+	delete(w.connectors, name)
+	hook := w.onDelete
+	w.mu.Unlock()
+	if hook != nil {
+		if err := hook(ctx, name, c.config); err != nil {
+			return &RequestError{Kind: ServerError, Message: fmt.Sprintf("Connector %s was deleted, but: %v", name, err)}
+		}
+	}
+	return nil
+}
+
+// ConnectorOffsets returns the connector's offsets from the offsets file.
+func (w *Worker) ConnectorOffsets(name string) (ConnectorOffsets, error) {
+	if _, ok := w.lookup(name); !ok {
+		return ConnectorOffsets{}, connectorNotFound(name)
+	}
+	out := ConnectorOffsets{Offsets: []ConnectorOffset{}}
+	for _, e := range w.offsets.Entries() {
+		partition, ok := partitionOf(e.Key, name)
+		if !ok || e.Value == nil {
+			continue
+		}
+		out.Offsets = append(out.Offsets, ConnectorOffset{Partition: partition, Offset: e.Value})
+	}
+	return out, nil
+}
+
+// partitionOf returns the partition JSON of an offset key if the key belongs to connector name.
+func partitionOf(key []byte, name string) (json.RawMessage, bool) {
+	var parts []json.RawMessage
+	if err := json.Unmarshal(key, &parts); err != nil || len(parts) != 2 {
+		return nil, false
+	}
+	var connector string
+	if err := json.Unmarshal(parts[0], &connector); err != nil || connector != name {
+		return nil, false
+	}
+	return parts[1], true
+}
+
+// Messages Connect answers a successful offsets change with, for connectors (like Debezium's) that do not
+// manage offsets themselves.
+const (
+	OffsetsAlteredMessage = "The Connect framework-managed offsets for this connector have been altered successfully. However, if this connector manages offsets externally, they will need to be manually altered in the system that the connector uses."
+	OffsetsResetMessage   = "The Connect framework-managed offsets for this connector have been reset successfully. However, if this connector manages offsets externally, they will need to be manually reset in the system that the connector uses."
+)
+
+// checkStopped checks that the connector exists and is STOPPED. Callers hold opMu.
+func (w *Worker) checkStopped(name string) error {
+	c, ok := w.lookup(name)
+	if !ok {
+		return connectorNotFound(name)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c.target != TargetStopped || c.task != nil {
+		return &RequestError{Kind: BadRequest, Message: "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/" + name + "/stop' endpoint"}
+	}
+	return nil
+}
+
+// AlterConnectorOffsets writes the given offsets (a null offset erases its partition's) for a STOPPED
+// connector, and returns Connect's message.
+func (w *Worker) AlterConnectorOffsets(name string, changes []ConnectorOffset) (string, error) {
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	if err := w.checkStopped(name); err != nil {
+		return "", err
+	}
+	entries := make([]offsets.Entry, 0, len(changes))
+	for _, ch := range changes {
+		partition, err := primitiveFields(ch.Partition, "Partitions")
+		if err != nil {
+			return "", err
+		}
+		offset, err := primitiveFields(ch.Offset, "Offsets")
+		if err != nil {
+			return "", err
+		}
+		var pmap map[string]any
+		if partition != nil {
+			pmap = partition.Map()
+		}
+		key, err := offsets.Key(name, pmap)
+		if err != nil {
+			return "", &RequestError{Kind: ServerError, Message: err.Error()}
+		}
+		value, err := offsets.EncodeValue(offset)
+		if err != nil {
+			return "", &RequestError{Kind: ServerError, Message: err.Error()}
+		}
+		entries = append(entries, offsets.Entry{Key: key, Value: value})
+	}
+	if err := w.offsets.Put(entries); err != nil {
+		return "", &RequestError{Kind: ServerError, Message: err.Error()}
+	}
+	return OffsetsAlteredMessage, nil
+}
+
+// primitiveFields decodes a partition or offset JSON object (or null) keeping its field order, refusing
+// nested values with OffsetUtils.validateFormat's message.
+func primitiveFields(raw json.RawMessage, what string) (offsets.Fields, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return nil, nil
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, &RequestError{Kind: ServerError, Message: what + " must be specified as a Map"}
+	}
+	for _, k := range slices.Sorted(maps.Keys(probe)) {
+		switch v := bytes.TrimSpace(probe[k]); {
+		case len(v) > 0 && v[0] == '[':
+			return nil, &RequestError{Kind: ServerError, Message: what + " may only contain primitive types as values, but field " + k + " contains ARRAY"}
+		case len(v) > 0 && v[0] == '{':
+			return nil, &RequestError{Kind: ServerError, Message: what + " may only contain primitive types as values, but field " + k + " contains MAP"}
+		}
+	}
+	fields, err := offsets.DecodeValue(raw)
+	if err != nil {
+		return nil, &RequestError{Kind: ServerError, Message: err.Error()}
+	}
+	return fields, nil
+}
+
+// ResetConnectorOffsets erases every offset of a STOPPED connector (tombstones in the offsets file), and
+// returns Connect's message.
+func (w *Worker) ResetConnectorOffsets(name string) (string, error) {
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	if err := w.checkStopped(name); err != nil {
+		return "", err
+	}
+	var entries []offsets.Entry
+	for _, e := range w.offsets.Entries() {
+		if _, ok := partitionOf(e.Key, name); ok && e.Value != nil {
+			entries = append(entries, offsets.Entry{Key: e.Key})
+		}
+	}
+	if err := w.offsets.Put(entries); err != nil {
+		return "", &RequestError{Kind: ServerError, Message: err.Error()}
+	}
+	return OffsetsResetMessage, nil
+}
+
+// ConnectorPlugins lists the connector plugins; with connectorsOnly false, the converters too.
+func (w *Worker) ConnectorPlugins(connectorsOnly bool) []PluginInfo {
+	out := []PluginInfo{{Class: postgres.ConnectorClass, Type: ConnectorType, Version: pluginVersion()}}
+	if connectorsOnly {
+		return out
+	}
+	for _, c := range config.SupportedConverters {
+		if c != config.SimpleHeaderConverter {
+			out = append(out, PluginInfo{Class: c, Type: "converter", Version: pluginVersion()})
+		}
+	}
+	for _, c := range []string{config.JSONConverter, config.SimpleHeaderConverter, config.StringConverter, config.ByteArrayConverter} {
+		out = append(out, PluginInfo{Class: c, Type: "header_converter", Version: pluginVersion()})
+	}
+	return out
+}
+
+// matchesPlugin reports whether name (a class, its simple name, or that without "Connector") names the
+// PostgreSQL connector, as Connect's plugin aliases do.
+func matchesPlugin(name string) bool {
+	simple := postgres.ConnectorClass[strings.LastIndexByte(postgres.ConnectorClass, '.')+1:]
+	return name == postgres.ConnectorClass || name == simple || name == strings.TrimSuffix(simple, "Connector")
+}
+
+// PluginConfig returns the connector plugin's setting definitions: Debezium's, then Connect's own.
+func (w *Worker) PluginConfig(plugin string) ([]config.ConfigKeyInfo, error) {
+	if !matchesPlugin(plugin) {
+		return nil, notFound("Unknown plugin %s.", plugin)
+	}
+	// Without a config to validate, Connect knows no converter defaults: only validate fills in the worker's.
+	connectKeys := w.connectorKeys()
+	for i := range connectKeys {
+		if strings.Contains(connectKeys[i].Name, "converter") {
+			connectKeys[i].Default = nil
+		}
+	}
+	infos := config.NewConfigInfos(postgres.ConnectorClass, append(postgres.ConfigKeys(), connectKeys...), config.Result{})
+	out := make([]config.ConfigKeyInfo, 0, len(infos.Configs))
+	for _, c := range infos.Configs {
+		out = append(out, *c.Definition)
+	}
+	return out, nil
+}
+
+// ValidateConnectorConfig is PUT /connector-plugins/{plugin}/config/validate: always a ConfigInfos when
+// the plugin and class are known, errors included.
+func (w *Worker) ValidateConnectorConfig(plugin string, cfg map[string]string) (config.ConfigInfos, error) {
+	if class, ok := cfg["connector.class"]; ok && !strings.HasSuffix(trimConnector(class), trimConnector(plugin)) {
+		return config.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: "Included connector type " + class + " does not match request type " + plugin}
+	}
+	infos, err := w.validate(cfg)
+	var reqErr *RequestError
+	if errors.As(err, &reqErr) {
+		// Connect wraps the herder's refusal in an ExecutionException here, which maps to a 500.
+		return infos, &RequestError{Kind: ServerError, Message: "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: " + reqErr.Message}
+	}
+	return infos, err
+}
+
+func trimConnector(s string) string { return strings.TrimSuffix(s, "Connector") }
+
+// validate is AbstractHerder.validateConnectorConfig for the PostgreSQL connector: Connect's own keys
+// checked as Connect checks them, Debezium's as Debezium does, and then what cdcd itself refuses
+// (postgres.ParseConfig) added to the key it concerns.
+func (w *Worker) validate(cfg map[string]string) (config.ConfigInfos, error) {
+	class, ok := cfg["connector.class"]
+	if !ok {
+		return config.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: "Connector config contains no connector type"}
+	}
+	if !matchesPlugin(class) {
+		return config.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: fmt.Sprintf(
+			"Failed to find any class that implements Connector and which name matches %s, available connectors are: PluginDesc{klass=class %s, name='%s', version='%s', encodedVersion=%s, type=source, typeName='source', location='classpath'}",
+			class, postgres.ConnectorClass, postgres.ConnectorClass, pluginVersion(), pluginVersion())}
+	}
+	connectKeys := w.connectorKeys()
+	res := config.Validate(connectKeys, cfg)
+	res.Values = append(res.Values, postgres.ValidateConfig(cfg).Values...)
+	if res.ErrorCount() == 0 {
+		addParseErrors(&res, w, cfg)
+	}
+	return config.NewConfigInfos(postgres.ConnectorClass, append(connectKeys, postgres.ConfigKeys()...), res), nil
+}
+
+// addParseErrors adds cdcd's own refusals (a value Debezium accepts but cdcd cannot honour, such as
+// plugin.name=decoderbufs) to the values they concern.
+func addParseErrors(res *config.Result, w *Worker, cfg map[string]string) {
+	resolved, err := w.ResolveConnectorConfig(cfg)
+	if err != nil {
+		addError(res, "connector.class", err.Error())
+		return
+	}
+	_, err = postgres.ParseConfig(cfg["name"], resolved, slog.New(slog.DiscardHandler))
+	if err == nil {
+		return
+	}
+	var joined interface{ Unwrap() []error }
+	errs := []error{err}
+	if errors.As(err, &joined) {
+		errs = joined.Unwrap()
+	}
+	for _, e := range errs {
+		var ce *postgres.ConfigError
+		if errors.As(e, &ce) {
+			addError(res, ce.Key, ce.Error())
+		} else {
+			addError(res, "connector.class", e.Error())
+		}
+	}
+}
+
+func addError(res *config.Result, key, msg string) {
+	for i := range res.Values {
+		if res.Values[i].Name == key {
+			res.Values[i].Errors = append(res.Values[i].Errors, msg)
+			return
+		}
+	}
+	res.Values = append(res.Values, config.Value{Name: key, Errors: []string{msg}})
+}

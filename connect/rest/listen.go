@@ -1,0 +1,56 @@
+package rest
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/cdcd/cdcd/connect/config"
+)
+
+// Listen opens the first of the worker's listeners (Connect's `listeners`, e.g. http://:8083). Only http
+// is served; an https listener is refused rather than served in clear text.
+func Listen(listeners []string) (net.Listener, error) {
+	if len(listeners) == 0 {
+		return nil, fmt.Errorf("listeners: no URL given")
+	}
+	u, err := url.Parse(strings.TrimSpace(listeners[0]))
+	if err != nil {
+		return nil, fmt.Errorf("listeners: %w", err)
+	}
+	if !strings.EqualFold(u.Scheme, "http") {
+		return nil, fmt.Errorf("listeners: %s: cdcd serves http only", listeners[0])
+	}
+	ln, err := net.Listen("tcp", u.Host)
+	if err != nil {
+		return nil, fmt.Errorf("listeners: %w", err)
+	}
+	return ln, nil
+}
+
+// WorkerID is the worker id Connect shows in statuses: the advertised REST host:port — the
+// rest.advertised.* settings, else the listener's host (the machine's name when it has none) and the
+// bound port.
+func WorkerID(cfg *config.Worker, bound net.Addr) string {
+	host, port := cfg.RestAdvertisedHostName, ""
+	if cfg.RestAdvertisedPort != 0 {
+		port = strconv.Itoa(cfg.RestAdvertisedPort)
+	}
+	if len(cfg.Listeners) > 0 {
+		if u, err := url.Parse(strings.TrimSpace(cfg.Listeners[0])); err == nil && host == "" {
+			host = u.Hostname()
+		}
+	}
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	if port == "" {
+		if tcp, ok := bound.(*net.TCPAddr); ok {
+			port = strconv.Itoa(tcp.Port)
+		}
+	}
+	return net.JoinHostPort(host, port)
+}

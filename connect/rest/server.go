@@ -1,0 +1,532 @@
+// Package rest serves Kafka Connect's REST API (Connect 4.4's paths, bodies, status codes and messages)
+// over a herder, so scripts written for connect-standalone keep working against cdcd.
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/cdcd/cdcd/connect"
+	"github.com/cdcd/cdcd/connect/config"
+)
+
+// Herder is what the REST API needs from the worker (*connect.Worker). Every method may be called
+// concurrently; a refusal is a *connect.RequestError, whose kind decides the status code (any other error
+// is a 500). Methods that stop or start a task block until it stopped or started.
+type Herder interface {
+	Connectors() []string
+	ConnectorInfo(name string) (connect.ConnectorInfo, error)
+	ConnectorConfig(name string) (map[string]string, error)
+	PutConnectorConfig(name string, cfg map[string]string, allowReplace bool, initialState string) (created bool, info connect.ConnectorInfo, err error)
+	PatchConnectorConfig(name string, patch map[string]*string) (connect.ConnectorInfo, error)
+	ConnectorStatus(name string) (connect.ConnectorStatus, error)
+	TaskStatus(name string, id int) (connect.TaskStatus, error)
+	TaskConfigs(name string) ([]connect.TaskInfo, error)
+	PauseConnector(name string) error
+	ResumeConnector(name string) error
+	StopConnector(name string) error
+	RestartConnector(name string, includeTasks, onlyFailed bool) (*connect.ConnectorStatus, error)
+	RestartTask(name string, id int) error
+	DeleteConnector(ctx context.Context, name string) error
+	ConnectorOffsets(name string) (connect.ConnectorOffsets, error)
+	AlterConnectorOffsets(name string, offsets []connect.ConnectorOffset) (string, error)
+	ResetConnectorOffsets(name string) (string, error)
+	ConnectorPlugins(connectorsOnly bool) []connect.PluginInfo
+	PluginConfig(plugin string) ([]config.ConfigKeyInfo, error)
+	ValidateConnectorConfig(plugin string, cfg map[string]string) (config.ConfigInfos, error)
+}
+
+var _ Herder = (*connect.Worker)(nil)
+
+// ServerInfo is the body of GET /.
+type ServerInfo struct {
+	Version        string `json:"version"`
+	Commit         string `json:"commit"`
+	KafkaClusterID string `json:"kafka_cluster_id"`
+}
+
+// Server is the REST API. It answers GET /health with 503 until SetReady.
+type Server struct {
+	herder Herder
+	log    *slog.Logger
+	mux    *http.ServeMux
+	ready  atomic.Bool
+	info   atomic.Pointer[ServerInfo]
+}
+
+// NewServer builds the API over h; info is what GET / reports (SetInfo may complete it later).
+func NewServer(h Herder, info ServerInfo, log *slog.Logger) *Server {
+	s := &Server{herder: h, log: log, mux: http.NewServeMux()}
+	s.info.Store(&info)
+	s.routes()
+	return s
+}
+
+// SetReady marks the worker started: GET /health answers 200 from now on.
+func (s *Server) SetReady() { s.ready.Store(true) }
+
+// SetInfo replaces what GET / reports (e.g. once the Kafka cluster id is known).
+func (s *Server) SetInfo(info ServerInfo) { s.info.Store(&info) }
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /{$}", s.serverInfo)
+	m.HandleFunc("GET /health", s.health)
+	m.HandleFunc("GET /connectors", s.listConnectors)
+	m.HandleFunc("POST /connectors", s.createConnector)
+	m.HandleFunc("GET /connectors/{name}", s.getConnector)
+	m.HandleFunc("DELETE /connectors/{name}", s.deleteConnector)
+	m.HandleFunc("GET /connectors/{name}/config", s.getConfig)
+	m.HandleFunc("PUT /connectors/{name}/config", s.putConfig)
+	m.HandleFunc("PATCH /connectors/{name}/config", s.patchConfig)
+	m.HandleFunc("GET /connectors/{name}/status", s.getStatus)
+	m.HandleFunc("GET /connectors/{name}/tasks", s.getTasks)
+	m.HandleFunc("GET /connectors/{name}/tasks/{task}/status", s.getTaskStatus)
+	m.HandleFunc("POST /connectors/{name}/tasks/{task}/restart", s.restartTask)
+	m.HandleFunc("POST /connectors/{name}/restart", s.restartConnector)
+	m.HandleFunc("PUT /connectors/{name}/pause", s.simple(s.herder.PauseConnector, http.StatusAccepted))
+	m.HandleFunc("PUT /connectors/{name}/resume", s.simple(s.herder.ResumeConnector, http.StatusAccepted))
+	m.HandleFunc("PUT /connectors/{name}/stop", s.simple(s.herder.StopConnector, http.StatusNoContent))
+	m.HandleFunc("GET /connectors/{name}/offsets", s.getOffsets)
+	m.HandleFunc("PATCH /connectors/{name}/offsets", s.patchOffsets)
+	m.HandleFunc("DELETE /connectors/{name}/offsets", s.resetOffsets)
+	m.HandleFunc("GET /connectors/{name}/topics", s.getTopics)
+	m.HandleFunc("GET /connector-plugins", s.listPlugins)
+	m.HandleFunc("GET /connector-plugins/{plugin}/config", s.pluginConfig)
+	m.HandleFunc("PUT /connector-plugins/{plugin}/config/validate", s.validate)
+	m.HandleFunc("/", s.unmatched)
+}
+
+// errorBody is Connect's ErrorMessage.
+type errorBody struct {
+	ErrorCode int    `json:"error_code"`
+	Message   string `json:"message"`
+}
+
+// writeJSON writes v as Jackson would: compact, no HTML escaping, no trailing newline.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		b.Reset()
+		fallback := json.NewEncoder(&b)
+		fallback.SetEscapeHTML(false)
+		_ = fallback.Encode(errorBody{ErrorCode: status, Message: err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, errorBody{ErrorCode: status, Message: msg})
+}
+
+// fail answers err as Connect's ConnectExceptionMapper does.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status := http.StatusInternalServerError
+	var reqErr *connect.RequestError
+	if errors.As(err, &reqErr) {
+		switch reqErr.Kind {
+		case connect.NotFound:
+			status = http.StatusNotFound
+		case connect.AlreadyExists:
+			status = http.StatusConflict
+		case connect.BadRequest:
+			status = http.StatusBadRequest
+		}
+	}
+	if status == http.StatusInternalServerError {
+		s.log.Error("REST request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	}
+	writeError(w, status, err.Error())
+}
+
+// unmatched answers requests no route takes: 405 when the path exists for another method, else 404,
+// with Jersey's messages.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" {
+			writeError(w, http.StatusMethodNotAllowed, "HTTP 405 Method Not Allowed")
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
+}
+
+// readBody decodes a JSON request body into v. Connect consumes application/json only (415 otherwise),
+// and answers a body Jackson cannot read with a 500.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		writeError(w, http.StatusUnsupportedMediaType, "HTTP 415 Unsupported Media Type")
+		return false
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusInternalServerError, "Cannot read the request body as JSON: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// stringMap converts a JSON object to a config map as Jackson's Map<String,String> does: numbers and
+// booleans become their text; a null value leaves the key out. Nested values are refused.
+func stringMap(raw map[string]json.RawMessage) (map[string]string, error) {
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		s, isNull, err := scalar(v)
+		if err != nil {
+			return nil, errors.New("Cannot deserialize value of type `java.lang.String` from " + err.Error() + " (config key " + strconv.Quote(k) + ")")
+		}
+		if !isNull {
+			out[k] = s
+		}
+	}
+	return out, nil
+}
+
+func scalar(v json.RawMessage) (s string, isNull bool, err error) {
+	var x any
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	if err := dec.Decode(&x); err != nil {
+		return "", false, err
+	}
+	switch t := x.(type) {
+	case nil:
+		return "", true, nil
+	case string:
+		return t, false, nil
+	case json.Number:
+		return t.String(), false, nil
+	case bool:
+		return strconv.FormatBool(t), false, nil
+	case []any:
+		return "", false, errors.New("Array value")
+	}
+	return "", false, errors.New("Object value")
+}
+
+func (s *Server) serverInfo(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.info.Load())
+}
+
+// workerStatus is Connect's WorkerStatus (GET /health).
+type workerStatus struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	if !s.ready.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, workerStatus{"starting", "Worker is still starting up."})
+		return
+	}
+	writeJSON(w, http.StatusOK, workerStatus{"healthy", "Worker has completed startup and is ready to handle requests."})
+}
+
+func (s *Server) listConnectors(w http.ResponseWriter, r *http.Request) {
+	names := s.herder.Connectors()
+	expand, ok := r.URL.Query()["expand"]
+	if !ok {
+		writeJSON(w, http.StatusOK, names)
+		return
+	}
+	out := make(map[string]map[string]any, len(names))
+	for _, name := range names {
+		entry := map[string]any{}
+		var err error
+		for _, e := range expand {
+			switch e {
+			case "status":
+				entry["status"], err = s.herder.ConnectorStatus(name)
+			case "info":
+				entry["info"], err = s.herder.ConnectorInfo(name)
+			}
+		}
+		// A connector deleted meanwhile is left out, as in Connect.
+		if err == nil {
+			out[name] = entry
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// createRequest is Connect's CreateConnectorRequest.
+type createRequest struct {
+	Name         *string                    `json:"name"`
+	Config       map[string]json.RawMessage `json:"config"`
+	InitialState *string                    `json:"initial_state"`
+}
+
+func (s *Server) createConnector(w http.ResponseWriter, r *http.Request) {
+	var req createRequest
+	if !s.readBody(w, r, &req) {
+		return
+	}
+	if req.Config == nil {
+		writeError(w, http.StatusInternalServerError, "The request has no connector config")
+		return
+	}
+	cfg, err := stringMap(req.Config)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	name := ""
+	if req.Name != nil {
+		name = strings.TrimSpace(*req.Name)
+	}
+	if !checkName(w, name, cfg) {
+		return
+	}
+	state := ""
+	if req.InitialState != nil {
+		state = *req.InitialState
+	}
+	_, info, err := s.herder.PutConnectorConfig(name, cfg, false, state)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", location(r, name))
+	writeJSON(w, http.StatusCreated, info)
+}
+
+// checkName fills in the config's name from the URL or request, or refuses a different one.
+func checkName(w http.ResponseWriter, name string, cfg map[string]string) bool {
+	if included, ok := cfg["name"]; ok && included != name {
+		writeError(w, http.StatusBadRequest, "Connector name configuration ("+included+") doesn't match connector name in the URL ("+name+")")
+		return false
+	}
+	cfg["name"] = name
+	return true
+}
+
+// location is the absolute URL of a connector, as JAX-RS builds a Location header.
+func location(r *http.Request, name string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/connectors/" + url.PathEscape(name)
+}
+
+func (s *Server) getConnector(w http.ResponseWriter, r *http.Request) {
+	info, err := s.herder.ConnectorInfo(r.PathValue("name"))
+	s.reply(w, r, http.StatusOK, info, err)
+}
+
+// reply writes v, or the error.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, status, v)
+}
+
+func (s *Server) deleteConnector(w http.ResponseWriter, r *http.Request) {
+	if err := s.herder.DeleteConnector(r.Context(), r.PathValue("name")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) getConfig(w http.ResponseWriter, r *http.Request) {
+	cfg, err := s.herder.ConnectorConfig(r.PathValue("name"))
+	s.reply(w, r, http.StatusOK, cfg, err)
+}
+
+func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
+	var raw map[string]json.RawMessage
+	if !s.readBody(w, r, &raw) {
+		return
+	}
+	cfg, err := stringMap(raw)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	name := r.PathValue("name")
+	if !checkName(w, name, cfg) {
+		return
+	}
+	created, info, err := s.herder.PutConnectorConfig(name, cfg, true, "")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		w.Header().Set("Location", location(r, name))
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, info)
+}
+
+func (s *Server) patchConfig(w http.ResponseWriter, r *http.Request) {
+	var raw map[string]json.RawMessage
+	if !s.readBody(w, r, &raw) {
+		return
+	}
+	patch := make(map[string]*string, len(raw))
+	for k, v := range raw {
+		text, isNull, err := scalar(v)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "Cannot deserialize value of type `java.lang.String` from "+err.Error())
+			return
+		}
+		patch[k] = &text
+		if isNull {
+			patch[k] = nil
+		}
+	}
+	info, err := s.herder.PatchConnectorConfig(r.PathValue("name"), patch)
+	s.reply(w, r, http.StatusOK, info, err)
+}
+
+func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
+	st, err := s.herder.ConnectorStatus(r.PathValue("name"))
+	s.reply(w, r, http.StatusOK, st, err)
+}
+
+func (s *Server) getTasks(w http.ResponseWriter, r *http.Request) {
+	tasks, err := s.herder.TaskConfigs(r.PathValue("name"))
+	s.reply(w, r, http.StatusOK, tasks, err)
+}
+
+// taskID parses the {task} path parameter; Jersey answers a non-integer with a plain 404.
+func taskID(w http.ResponseWriter, r *http.Request) (int, bool) {
+	id, err := strconv.ParseInt(r.PathValue("task"), 10, 32)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
+		return 0, false
+	}
+	return int(id), true
+}
+
+func (s *Server) getTaskStatus(w http.ResponseWriter, r *http.Request) {
+	id, ok := taskID(w, r)
+	if !ok {
+		return
+	}
+	st, err := s.herder.TaskStatus(r.PathValue("name"), id)
+	s.reply(w, r, http.StatusOK, st, err)
+}
+
+func (s *Server) restartTask(w http.ResponseWriter, r *http.Request) {
+	id, ok := taskID(w, r)
+	if !ok {
+		return
+	}
+	if err := s.herder.RestartTask(r.PathValue("name"), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// queryBool reads a boolean query parameter as JAX-RS does (Boolean.valueOf: only "true", any case).
+func queryBool(r *http.Request, name string) bool {
+	return strings.EqualFold(r.URL.Query().Get(name), "true")
+}
+
+func (s *Server) restartConnector(w http.ResponseWriter, r *http.Request) {
+	st, err := s.herder.RestartConnector(r.PathValue("name"), queryBool(r, "includeTasks"), queryBool(r, "onlyFailed"))
+	switch {
+	case err != nil:
+		s.fail(w, r, err)
+	case st == nil:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		writeJSON(w, http.StatusAccepted, st)
+	}
+}
+
+// simple serves the bodiless state changes (pause, resume, stop).
+func (s *Server) simple(op func(name string) error, status int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := op(r.PathValue("name")); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		w.WriteHeader(status)
+	}
+}
+
+func (s *Server) getOffsets(w http.ResponseWriter, r *http.Request) {
+	offsets, err := s.herder.ConnectorOffsets(r.PathValue("name"))
+	s.reply(w, r, http.StatusOK, offsets, err)
+}
+
+// message is Connect's Message entity.
+type message struct {
+	Message string `json:"message"`
+}
+
+func (s *Server) patchOffsets(w http.ResponseWriter, r *http.Request) {
+	var req connect.ConnectorOffsets
+	if !s.readBody(w, r, &req) {
+		return
+	}
+	if len(req.Offsets) == 0 {
+		writeError(w, http.StatusBadRequest, "Partitions / offsets need to be provided for an alter offsets request")
+		return
+	}
+	msg, err := s.herder.AlterConnectorOffsets(r.PathValue("name"), req.Offsets)
+	s.reply(w, r, http.StatusOK, message{msg}, err)
+}
+
+func (s *Server) resetOffsets(w http.ResponseWriter, r *http.Request) {
+	msg, err := s.herder.ResetConnectorOffsets(r.PathValue("name"))
+	s.reply(w, r, http.StatusOK, message{msg}, err)
+}
+
+// getTopics answers as Connect with topic tracking enabled, for a connector whose topics it has not
+// recorded: cdcd does not track active topics yet.
+func (s *Server) getTopics(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	writeJSON(w, http.StatusOK, map[string]map[string][]string{name: {"topics": {}}})
+}
+
+func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) {
+	connectorsOnly := r.URL.Query().Get("connectorsOnly") != "false"
+	writeJSON(w, http.StatusOK, s.herder.ConnectorPlugins(connectorsOnly))
+}
+
+func (s *Server) pluginConfig(w http.ResponseWriter, r *http.Request) {
+	keys, err := s.herder.PluginConfig(r.PathValue("plugin"))
+	s.reply(w, r, http.StatusOK, keys, err)
+}
+
+func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
+	var raw map[string]json.RawMessage
+	if !s.readBody(w, r, &raw) {
+		return
+	}
+	cfg, err := stringMap(raw)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	infos, err := s.herder.ValidateConnectorConfig(r.PathValue("plugin"), cfg)
+	s.reply(w, r, http.StatusOK, infos, err)
+}

@@ -1,0 +1,173 @@
+package postgres_test
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/cdcd/cdcd/source/postgres"
+)
+
+// validProps is the smallest config ParseConfig accepts.
+func validProps() map[string]string {
+	return map[string]string{
+		"database.hostname": "db.example",
+		"database.user":     "cdc",
+		"database.dbname":   "shop",
+		"topic.prefix":      "shop",
+		"plugin.name":       "pgoutput",
+	}
+}
+
+func TestParseConfigAcceptsTheMinimalConfig(t *testing.T) {
+	cfg, err := postgres.ParseConfig("c", validProps(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Port != 5432 || cfg.SlotName != "debezium" || cfg.PublicationName != "dbz_publication" || cfg.OffsetMismatch != "fail" {
+		t.Errorf("defaults: port %d slot %q publication %q mismatch %q", cfg.Port, cfg.SlotName, cfg.PublicationName, cfg.OffsetMismatch)
+	}
+}
+
+// TestParseConfigReportsEveryBadValue sets one bad value per key in a single config and expects one
+// *ConfigError per key, each naming the key and the refused value, so a user fixes everything in one go.
+func TestParseConfigReportsEveryBadValue(t *testing.T) {
+	bad := map[string]string{
+		"database.port":                "54x32",
+		"database.sslmode":             "sometimes",
+		"slot.name":                    "Bad-Slot",
+		"publication.autocreate.mode":  "everything",
+		"slot.drop.on.stop":            "yes",
+		"status.update.interval.ms":    "-1",
+		"heartbeat.interval.ms":        "often",
+		"slot.max.retries":             "-3",
+		"slot.retry.delay.ms":          "1e3",
+		"offset.mismatch.strategy":     "trust_me",
+		"schema.include.list":          "public,(unclosed",
+		"skipped.operations":           "c,x",
+		"tombstones.on.delete":         "maybe",
+		"message.key.columns":          "public.orders",
+		"decimal.handling.mode":        "float",
+		"time.precision.mode":          "seconds",
+		"binary.handling.mode":         "base32",
+		"hstore.handling.mode":         "list",
+		"interval.handling.mode":       "iso",
+		"money.fraction.digits":        "101",
+		"plugin.name":                  "wal2json",
+		"table.include.list":           "public.a",
+		"table.exclude.list":           "public.b", // both lists: refused under the exclude key
+		"column.include.list":          "public.a.x",
+		"column.exclude.list":          "public.a.y",
+		"database.port_is_not_a_key_x": "ignored", // unknown keys are Connect's business, not the parser's
+	}
+	props := validProps()
+	maps.Copy(props, bad)
+	_, err := postgres.ParseConfig("c", props, slog.New(slog.DiscardHandler))
+	if err == nil {
+		t.Fatal("ParseConfig accepted a config full of bad values")
+	}
+	byKey := configErrors(t, err)
+	wantKeys := []string{
+		"database.port", "database.sslmode", "slot.name", "publication.autocreate.mode", "slot.drop.on.stop",
+		"status.update.interval.ms", "heartbeat.interval.ms", "slot.max.retries", "slot.retry.delay.ms",
+		"offset.mismatch.strategy", "schema.include.list", "skipped.operations", "tombstones.on.delete",
+		"message.key.columns", "decimal.handling.mode", "time.precision.mode", "binary.handling.mode",
+		"hstore.handling.mode", "interval.handling.mode", "money.fraction.digits", "plugin.name",
+		"table.exclude.list", "column.exclude.list",
+	}
+	for _, key := range wantKeys {
+		ce, ok := byKey[key]
+		if !ok {
+			t.Errorf("%s=%q was not reported", key, bad[key])
+			continue
+		}
+		if ce.Value != bad[key] {
+			t.Errorf("%s: reported value %q, want the configured %q", key, ce.Value, bad[key])
+		}
+		msg := ce.Error()
+		if !strings.Contains(msg, key) || !strings.Contains(msg, bad[key]) || ce.Reason == "" {
+			t.Errorf("%s: message %q does not name the key, the value and the reason", key, msg)
+		}
+	}
+	if len(byKey) != len(wantKeys) {
+		t.Errorf("got %d refused keys, want %d: %v", len(byKey), len(wantKeys), err)
+	}
+}
+
+func TestParseConfigNamesMissingRequiredKeys(t *testing.T) {
+	_, err := postgres.ParseConfig("c", map[string]string{"plugin.name": "pgoutput", "database.user": "  "}, slog.New(slog.DiscardHandler))
+	byKey := configErrors(t, err)
+	for _, key := range []string{"database.hostname", "database.user", "database.dbname", "topic.prefix"} {
+		ce, ok := byKey[key]
+		if !ok {
+			t.Errorf("missing %s was not reported", key)
+			continue
+		}
+		if !strings.Contains(ce.Error(), key) || !strings.Contains(ce.Error(), "required") {
+			t.Errorf("%s: message %q does not say the key is required", key, ce.Error())
+		}
+	}
+}
+
+// TestParseConfigRefusesDecoderbufsWithAdvice: Debezium configs often name decoderbufs; cdcd must say what
+// to write instead, and that the events stay the same.
+func TestParseConfigRefusesDecoderbufsWithAdvice(t *testing.T) {
+	props := validProps()
+	props["plugin.name"] = "decoderbufs"
+	_, err := postgres.ParseConfig("c", props, slog.New(slog.DiscardHandler))
+	ce, ok := configErrors(t, err)["plugin.name"]
+	if !ok {
+		t.Fatalf("plugin.name=decoderbufs was accepted: %v", err)
+	}
+	for _, want := range []string{"decoderbufs", "plugin.name=pgoutput"} {
+		if !strings.Contains(ce.Error(), want) {
+			t.Errorf("message %q lacks %q", ce.Error(), want)
+		}
+	}
+}
+
+// TestParseConfigAdvisesWhenPluginNameIsUnset: Debezium's default is decoderbufs, cdcd's is pgoutput; the
+// difference is logged, not refused.
+func TestParseConfigAdvisesWhenPluginNameIsUnset(t *testing.T) {
+	props := validProps()
+	delete(props, "plugin.name")
+	var logs bytes.Buffer
+	if _, err := postgres.ParseConfig("c", props, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "plugin.name=pgoutput") {
+		t.Errorf("no advice logged about plugin.name; log: %s", logs.String())
+	}
+}
+
+// configErrors unpacks ParseConfig's joined error into one *ConfigError per key; anything else fails t.
+func configErrors(t *testing.T, err error) map[string]*postgres.ConfigError {
+	t.Helper()
+	if err == nil {
+		t.Fatal("ParseConfig returned no error")
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		joined = joinedOf{err}
+	}
+	out := map[string]*postgres.ConfigError{}
+	for _, e := range joined.Unwrap() {
+		var ce *postgres.ConfigError
+		if !errors.As(e, &ce) {
+			t.Errorf("error %q is not a *ConfigError", e)
+			continue
+		}
+		if prev, dup := out[ce.Key]; dup {
+			t.Errorf("%s reported twice: %q and %q", ce.Key, prev.Error(), ce.Error())
+		}
+		out[ce.Key] = ce
+	}
+	return out
+}
+
+type joinedOf struct{ err error }
+
+func (j joinedOf) Unwrap() []error { return []error{j.err} }
