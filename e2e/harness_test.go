@@ -63,9 +63,9 @@ func writeProperties(t testing.TB, path string, props map[string]string) {
 
 // cdcdProcess is a running `cdcd standalone`.
 type cdcdProcess struct {
-	t   testing.TB
-	cmd *exec.Cmd
-	log *syncBuffer
+	t    testing.TB
+	cmd  *exec.Cmd
+	log  *syncBuffer
 	done chan struct{}
 }
 

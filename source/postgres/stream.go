@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -275,7 +276,8 @@ func (st *streamState) message(lsn LSN, m *pglogrepl.LogicalDecodingMessage) err
 	}
 	keySchema, valueSchema := schema.PostgresMessageKeySchema(), st.tables.messageValueSchema()
 	key := schema.NewStruct(keySchema).Set("prefix", m.Prefix)
-	content, err := st.tables.messageContent(m.Content)
+	// The content aliases the connection's receive buffer, which the next message overwrites.
+	content, err := st.tables.messageContent(bytes.Clone(m.Content))
 	if err != nil {
 		return err
 	}
