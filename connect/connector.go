@@ -141,8 +141,10 @@ func (c *task) attempt(ctx context.Context) error {
 	defer sender.Close(context.Background())
 
 	c.setState(Running, nil)
+	reader := postgres.NewReader(cfg, start, c.log)
+	reader.Recorder = c.w.ledger
 	p := &Pipeline{
-		Reader:        gatedReader{Reader: postgres.NewReader(cfg, start, c.log), gate: c.gate},
+		Reader:        gatedReader{Reader: reader, gate: c.gate},
 		Encoder:       c.w.encoder,
 		Sender:        sender,
 		Offsets:       fileOffsetWriter{store: c.w.offsets, key: key},

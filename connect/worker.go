@@ -13,6 +13,7 @@ import (
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/sink/kafka"
+	"github.com/cdcd/cdcd/source/postgres/slotguard"
 )
 
 // Worker is a standalone worker: connect-standalone's behaviour with the same worker and connector files,
@@ -39,6 +40,9 @@ type Worker struct {
 	workerID   string
 	closed     bool
 	onDelete   DeleteHook
+
+	guardian *slotguard.Guardian
+	ledger   *slotguard.Ledger
 }
 
 // connector is one configured connector: its config as given, what it was asked to be, and its task
@@ -58,7 +62,17 @@ func NewStandalone(props map[string]string, log *slog.Logger) (*Worker, error) {
 		return nil, err
 	}
 	for _, u := range res.Unknown {
-		log.Warn("unknown worker property ignored", "key", u.Name, "did_you_mean", u.Suggestion)
+		if !isGuardianKey(u.Name) {
+			log.Warn("unknown worker property ignored", "key", u.Name, "did_you_mean", u.Suggestion)
+		}
+	}
+	slotCfg, err := slotguard.ParseConfig(props)
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := slotguard.OpenLedger(slotguard.LedgerPath(cfg.OffsetStorageFile))
+	if err != nil {
+		return nil, err
 	}
 	store, err := offsets.OpenFile(cfg.OffsetStorageFile)
 	if err != nil {
@@ -69,13 +83,16 @@ func NewStandalone(props map[string]string, log *slog.Logger) (*Worker, error) {
 		return nil, err
 	}
 	life, shutdown := context.WithCancel(context.Background())
-	return &Worker{
+	w := &Worker{
 		cfg: cfg, log: log, offsets: store, encoder: enc,
 		flushInterval: cfg.OffsetFlushInterval,
 		life:          life, shutdown: shutdown,
 		connectors: map[string]*connector{},
 		workerID:   "cdcd",
-	}, nil
+		ledger:     ledger,
+	}
+	w.guardian = slotguard.New(slotCfg, slotRegistry{w}, ledger, log)
+	return w, nil
 }
 
 // Config returns the worker's parsed configuration.

@@ -32,7 +32,7 @@ import (
 const usage = `usage:
   cdcd standalone WORKER.properties CONNECTOR.(properties|json)...
   cdcd offsets dump FILE
-  cdcd version
+` + slotsUsage + `  cdcd version
 
 Logging: CDCD_LOG_FORMAT=text|json (default text), CDCD_LOG_LEVEL=debug|info|warn|error (default info).
 `
@@ -66,6 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		err = standalone(ctx, args[1], args[2:], log)
+	case "slots":
+		err = slotsCommand(args[1:], os.Stdin, stdout)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -126,6 +128,12 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	log.Info("REST API listening", "address", ln.Addr().String())
 	w.SetWorkerID(rest.WorkerID(w.Config(), ln.Addr()))
 	api := rest.NewServer(w, rest.ServerInfo{Version: restAPIVersion, Commit: source.Version}, log)
+	guardian := w.Guardian()
+	api.Handle("GET /slots", guardian.SlotsHandler())
+	api.Handle("GET /connectors/{name}/slot", guardian.ConnectorSlotHandler())
+	api.Handle("GET /metrics", guardian.MetricsHandler())
+	w.EnableSlotDropOnDelete(rest.DropSlotRequested)
+	go guardian.Run(ctx)
 	go fetchClusterID(ctx, w.Config().BootstrapServers, api, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second}
 	served := make(chan error, 1)

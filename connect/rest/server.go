@@ -70,6 +70,19 @@ func NewServer(h Herder, info ServerInfo, log *slog.Logger) *Server {
 	return s
 }
 
+// Handle mounts a handler of cdcd's own next to Connect's endpoints (GET /slots, GET /metrics, …); pattern
+// is an http.ServeMux pattern such as "GET /slots".
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+type dropSlotKey struct{}
+
+// DropSlotRequested reports whether a DELETE /connectors/{name} asked for ?dropSlot=true: the delete hook
+// then drops the connector's replication slot and the publication cdcd created for it.
+func DropSlotRequested(ctx context.Context) bool {
+	v, _ := ctx.Value(dropSlotKey{}).(bool)
+	return v
+}
+
 // SetReady marks the worker started: GET /health answers 200 from now on.
 func (s *Server) SetReady() { s.ready.Store(true) }
 
@@ -343,7 +356,11 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, status int, v any
 }
 
 func (s *Server) deleteConnector(w http.ResponseWriter, r *http.Request) {
-	if err := s.herder.DeleteConnector(r.Context(), r.PathValue("name")); err != nil {
+	ctx := r.Context()
+	if r.URL.Query().Get("dropSlot") == "true" {
+		ctx = context.WithValue(ctx, dropSlotKey{}, true)
+	}
+	if err := s.herder.DeleteConnector(ctx, r.PathValue("name")); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -41,9 +41,36 @@ type Reader struct {
 	// enough that the server's wal_sender_timeout never fires while the pipeline is full.
 	statusEvery time.Duration
 
+	// Recorder, when set, is told about the slot and publication the reader creates.
+	Recorder Recorder
+
 	// released is the highest LSN whose offset is durable: the only position ever reported to the server as
 	// flushed, so confirmed_flush_lsn never passes the durable offset.
 	released atomic.Uint64
+}
+
+// Recorder learns which slots and publications a reader creates, so that the slot guardian can tell a
+// slot cdcd made for a connector that is gone (orphaned) from one it knows nothing of (foreign).
+type Recorder interface {
+	RecordCreated(server, database, slot, connector string) error
+	RecordPublication(server, database, publication, connector string) error
+}
+
+// record tells the recorder about a slot or publication this reader created; a failure only costs the
+// guardian's knowledge, so it is logged, not returned.
+func (r *Reader) record(kind, name string) {
+	if r.Recorder == nil {
+		return
+	}
+	var err error
+	if kind == "slot" {
+		err = r.Recorder.RecordCreated(r.cfg.Server(), r.cfg.DBName, name, r.cfg.Name)
+	} else {
+		err = r.Recorder.RecordPublication(r.cfg.Server(), r.cfg.DBName, name, r.cfg.Name)
+	}
+	if err != nil {
+		r.log.Warn("could not record a created "+kind+" for the slot guardian", "name", name, "error", err)
+	}
 }
 
 // NewReader returns a reader for cfg resuming after start (nil: no stored offset).
@@ -97,7 +124,7 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 		return err
 	}
 	r.statusEvery = statusInterval(r.cfg.StatusInterval, senderTimeout)
-	if err := ensurePublication(ctx, sqlConn, r.cfg, r.log); err != nil {
+	if err := ensurePublication(ctx, sqlConn, r.cfg, r.log, func() { r.record("publication", r.cfg.PublicationName) }); err != nil {
 		return err
 	}
 	slot, err := r.inspectSlot(ctx, sqlConn)
@@ -136,6 +163,7 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 		if startLSN, exp, err = r.createSlot(ctx, plan.Snapshot); err != nil {
 			return err
 		}
+		r.record("slot", r.cfg.SlotName)
 	case plan.Snapshot:
 		// The slot exists: a temporary slot exports a fresh snapshot, and the stream drops each snapshotted
 		// table's changes that the snapshot already holds.

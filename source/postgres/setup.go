@@ -18,6 +18,12 @@ import (
 	"github.com/cdcd/cdcd/snapshot"
 )
 
+// DSN is the connection string of the connector's database (not a replication connection).
+func (c *Config) DSN() string { return c.dsn(false) }
+
+// Server is host:port as database.hostname and database.port give it: how the slot guardian names servers.
+func (c *Config) Server() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
+
 func (c *Config) addr() string {
 	return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) + "/" + c.DBName
 }
@@ -78,8 +84,9 @@ func checkSnapshotPrivileges(ctx context.Context, conn *pgx.Conn, cfg *Config, i
 	return nil
 }
 
-// ensurePublication checks or creates the publication as publication.autocreate.mode says.
-func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *slog.Logger) error {
+// ensurePublication checks or creates the publication as publication.autocreate.mode says; created is
+// called when it creates one.
+func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *slog.Logger, created func()) error {
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)", cfg.PublicationName).Scan(&exists); err != nil {
 		return fmt.Errorf("looking up publication %q: %w", cfg.PublicationName, err)
@@ -96,7 +103,7 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *sl
 			return nil
 		}
 		_, err := conn.Exec(ctx, "CREATE PUBLICATION "+pub)
-		return wrapCreate(err, cfg)
+		return wrapCreate(err, cfg, created)
 	case "all_tables":
 		if exists {
 			return nil
@@ -106,7 +113,7 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *sl
 		}
 		log.Info("creating publication for all tables", "publication", cfg.PublicationName)
 		_, err := conn.Exec(ctx, "CREATE PUBLICATION "+pub+" FOR ALL TABLES")
-		return wrapCreate(err, cfg)
+		return wrapCreate(err, cfg, created)
 	case "filtered":
 		tables, err := capturedTables(ctx, conn, cfg)
 		if err != nil {
@@ -125,13 +132,17 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *sl
 			verb = "ALTER PUBLICATION " + pub + " SET TABLE "
 		}
 		_, err = conn.Exec(ctx, verb+strings.Join(tables, ", "))
-		return wrapCreate(err, cfg)
+		if exists {
+			created = func() {}
+		}
+		return wrapCreate(err, cfg, created)
 	}
 	return fmt.Errorf("unknown publication.autocreate.mode %q", cfg.PublicationMode)
 }
 
-func wrapCreate(err error, cfg *Config) error {
+func wrapCreate(err error, cfg *Config, created func()) error {
 	if err == nil {
+		created()
 		return nil
 	}
 	var pgErr *pgconn.PgError
