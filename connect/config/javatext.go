@@ -1,7 +1,7 @@
 package config
 
 import (
-	"math"
+	"github.com/cdcd/cdcd/schema/jsonconv"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,38 +42,8 @@ func javaString(v any) string {
 	return ""
 }
 
-// javaDouble is Double.toString: plain notation for 1e-3 <= |d| < 1e7 with
-// at least one fractional digit, otherwise "d.dddE±n", shortest digits.
-func javaDouble(d float64) string {
-	switch {
-	case math.IsNaN(d):
-		return "NaN"
-	case math.IsInf(d, 1):
-		return "Infinity"
-	case math.IsInf(d, -1):
-		return "-Infinity"
-	case d == 0:
-		if math.Signbit(d) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	abs := math.Abs(d)
-	if abs >= 1e-3 && abs < 1e7 {
-		s := strconv.FormatFloat(d, 'f', -1, 64)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(d, 'e', -1, 64) // e.g. 1.5e+10, 1e-05
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	n, _ := strconv.Atoi(exp)
-	return mant + "E" + strconv.Itoa(n)
-}
+// javaDouble is Double.toString.
+func javaDouble(d float64) string { return string(jsonconv.AppendJavaDouble(nil, d, 64)) }
 
 // javaHashSetOrder returns distinct items in the order a java.util.HashSet
 // built from them iterates: by bucket of the spread String.hashCode, then

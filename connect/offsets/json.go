@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cdcd/cdcd/schema/jsonconv"
 	"io"
 	"maps"
 	"math"
@@ -214,62 +215,13 @@ func appendUint64(b []byte, v uint64) ([]byte, error) {
 	return strconv.AppendUint(b, v, 10), nil
 }
 
-// appendJavaFloat writes f as Java's Double.toString (bitSize 64) or
-// Float.toString (bitSize 32) of Java 19 and later, which Jackson uses:
-// the shortest decimal that reads back as f, but at least two significant
-// digits when the shortest has one; plain notation with at least one
-// fraction digit for magnitudes in [1e-3, 1e7), otherwise d.dddE±n.
+// appendJavaFloat writes f as Jackson does: Java's Double.toString (bitSize 64) or Float.toString
+// (bitSize 32). NaN and the infinities are not JSON numbers, and offsets never hold them.
 func appendJavaFloat(b []byte, f float64, bitSize int) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil, &JSONError{Reason: fmt.Sprintf("%v is not a JSON number", f)}
 	}
-	if f == 0 {
-		if math.Signbit(f) {
-			return append(b, "-0.0"...), nil
-		}
-		return append(b, "0.0"...), nil
-	}
-	if f < 0 {
-		b = append(b, '-')
-		f = -f
-	}
-	// digits d1.d2d3...e±x from the shortest representation.
-	sci := strconv.FormatFloat(f, 'e', -1, bitSize)
-	mantissa, expText, _ := strings.Cut(sci, "e")
-	digits := strings.Replace(mantissa, ".", "", 1)
-	if len(digits) == 1 {
-		// Java picks the closest two-digit decimal instead, e.g. 4.9E-324
-		// for the smallest double where the shortest form is 5e-324.
-		sci = strconv.FormatFloat(f, 'e', 1, bitSize)
-		mantissa, expText, _ = strings.Cut(sci, "e")
-		digits = strings.TrimRight(strings.Replace(mantissa, ".", "", 1), "0")
-	}
-	exp, err := strconv.Atoi(expText)
-	if err != nil {
-		return nil, &JSONError{Reason: fmt.Sprintf("formatting %v: %v", f, err)}
-	}
-	if f >= 1e-3 && f < 1e7 {
-		if exp >= 0 {
-			intDigits := exp + 1
-			for len(digits) <= intDigits {
-				digits += "0"
-			}
-			b = append(b, digits[:intDigits]...)
-			b = append(b, '.')
-			return append(b, digits[intDigits:]...), nil
-		}
-		b = append(b, "0."...)
-		b = append(b, strings.Repeat("0", -exp-1)...)
-		return append(b, digits...), nil
-	}
-	b = append(b, digits[0], '.')
-	if len(digits) == 1 {
-		b = append(b, '0')
-	} else {
-		b = append(b, digits[1:]...)
-	}
-	b = append(b, 'E')
-	return strconv.AppendInt(b, int64(exp), 10), nil
+	return jsonconv.AppendJavaDouble(b, f, bitSize), nil
 }
 
 // jacksonString appends s, which must be valid UTF-8, as a JSON string the
