@@ -131,7 +131,7 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	guardian := w.Guardian()
 	api.Handle("GET /slots", guardian.SlotsHandler())
 	api.Handle("GET /connectors/{name}/slot", guardian.ConnectorSlotHandler())
-	api.Handle("GET /metrics", guardian.MetricsHandler())
+	api.Handle("GET /metrics", guardian.MetricsHandler(postgres.Collectors()...))
 	w.EnableSlotDropOnDelete(rest.DropSlotRequested)
 	go guardian.Run(ctx)
 	go fetchClusterID(ctx, w.Config().BootstrapServers, api, log)

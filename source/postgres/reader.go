@@ -102,7 +102,11 @@ func (r *Reader) Release(pos source.Position) {
 	}
 	for {
 		cur := r.released.Load()
-		if uint64(lsn) <= cur || r.released.CompareAndSwap(cur, uint64(lsn)) {
+		if uint64(lsn) <= cur {
+			return
+		}
+		if r.released.CompareAndSwap(cur, uint64(lsn)) {
+			releasedLSN.WithLabelValues(r.cfg.Name).Set(float64(lsn))
 			return
 		}
 	}
@@ -241,6 +245,7 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 	r.log.Info("streaming", "slot", r.cfg.SlotName, "from", startLSN.String())
 
 	var received LSN = startLSN
+	receivedGauge := receivedLSN.WithLabelValues(r.cfg.Name)
 	nextStatus := time.Now()
 	var heartbeat <-chan time.Time
 	if r.cfg.HeartbeatInterval > 0 {
@@ -315,6 +320,7 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 					return &fatalError{fmt.Errorf("stream error @ %s: %w", xld.WALStart, err)}
 				}
 				received = max(received, xld.WALStart)
+				receivedGauge.Set(float64(received))
 			}
 		case *pgproto3.ErrorResponse:
 			return fmt.Errorf("server error @ %s: %s (%s)", received, m.Message, m.Code)

@@ -59,6 +59,11 @@ type snapshotRun struct {
 
 	progress *snapshot.Progress // what the rows handed over so far cover
 	queue    []snapshotRow      // rows read, not yet handed over; the newest is held back (see flush)
+
+	// Progress reporting: rows read in this run against PostgreSQL's estimate of the whole.
+	rowsRead, rowsBefore, rowsEstimate int64
+	tablesDone                         int
+	lastReport                         time.Time
 }
 
 // snapshotRow is a read row on its way out, with the progress it completes.
@@ -98,7 +103,9 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 		return strings.Compare(a.Schema+"."+a.Name, b.Schema+"."+b.Name)
 	})
 	run.progress = planProgress(prev, tables, uint64(exp.position))
-	r.log.Info("snapshot started", "tables", len(run.progress.Tables), "position", exp.position.String(), "resumed", prev != nil)
+	run.startReport(ctx, tables)
+	defer snapshotRunning.WithLabelValues(r.cfg.Name).Set(0)
+	r.log.Info("snapshot started", "tables", len(run.progress.Tables), "rows_estimated", run.rowsEstimate, "position", exp.position.String(), "resumed", prev != nil)
 
 	byID := make(map[string]*catalog.Table, len(tables))
 	for _, t := range tables {
@@ -242,6 +249,7 @@ func (s *snapshotRun) table(ctx context.Context, info *catalog.Table, tp snapsho
 			}
 			n++
 			rows++
+			s.rowsRead++
 			count := rows
 			src := s.sourceInfo(t, snapshot.RowMarker(firstTable, lastTable, firstRow, false))
 			firstRow = false
@@ -276,8 +284,56 @@ func (s *snapshotRun) table(ctx context.Context, info *catalog.Table, tp snapsho
 		last.src.Set("snapshot", string(snapshot.RowMarker(firstTable, lastTable, rows == 1 && tp.LastKey == nil, true)))
 	}
 	s.queue = append(s.queue, snapshotRow{advance: func(p *snapshot.Progress) { p.Table(id).Done = true }})
+	s.tablesDone++
 	s.r.log.Info("snapshot of table finished", "table", id, "rows", rows)
 	return nil
+}
+
+// startReport sets the snapshot's metrics at its start: the tables, the rows a resumed snapshot already
+// delivered, and PostgreSQL's estimate of all rows (pg_class.reltuples), from which the time left follows.
+func (s *snapshotRun) startReport(ctx context.Context, tables []*catalog.Table) {
+	name := s.r.cfg.Name
+	oids := make([]uint32, 0, len(tables))
+	for _, t := range tables {
+		if tp := s.progress.Table(t.Schema + "." + t.Name); tp != nil && !tp.Done {
+			oids = append(oids, t.OID)
+		}
+	}
+	for _, tp := range s.progress.Tables {
+		s.rowsBefore += tp.Rows
+		if tp.Done {
+			s.tablesDone++
+		}
+	}
+	var estimate int64
+	// An estimate only: a failure leaves it at zero and the time left unknown.
+	_ = s.conn.QueryRow(ctx, "SELECT coalesce(sum(greatest(reltuples, 0)), 0)::bigint FROM pg_class WHERE oid = ANY($1)", oids).Scan(&estimate)
+	s.rowsEstimate = s.rowsBefore + estimate
+	s.lastReport = time.Now()
+	snapshotRunning.WithLabelValues(name).Set(1)
+	snapshotTables.WithLabelValues(name, "total").Set(float64(len(s.progress.Tables)))
+	snapshotRowsEstimate.WithLabelValues(name).Set(float64(s.rowsEstimate))
+	s.report(false)
+}
+
+// report updates the progress metrics, and logs progress every ten seconds.
+func (s *snapshotRun) report(final bool) {
+	name := s.r.cfg.Name
+	scanned := s.rowsBefore + s.rowsRead
+	snapshotTables.WithLabelValues(name, "done").Set(float64(s.tablesDone))
+	snapshotRows.WithLabelValues(name).Set(float64(scanned))
+	elapsed := time.Since(s.started).Seconds()
+	var remaining float64
+	rate := float64(s.rowsRead) / max(elapsed, 0.001)
+	if !final && rate > 0 && s.rowsEstimate > scanned {
+		remaining = float64(s.rowsEstimate-scanned) / rate
+	}
+	snapshotRemainingSeconds.WithLabelValues(name).Set(remaining)
+	if !final && time.Since(s.lastReport) >= 10*time.Second {
+		s.lastReport = time.Now()
+		s.r.log.Info("snapshot progress", "tables_done", s.tablesDone, "tables", len(s.progress.Tables), "rows", scanned,
+			"rows_per_second", int64(rate), "remaining", (time.Duration(remaining) * time.Second).String())
+	}
 }
 
 // lastQueuedOf returns the newest queued row of topic, if the newest queued row is one.
@@ -326,6 +382,7 @@ func (s *snapshotRun) flush(ctx context.Context, final bool) error {
 	if final {
 		off.SnapshotProgress = ""
 	}
+	s.report(final)
 	select {
 	case s.out <- source.Batch{Events: events, Offset: off.Fields(), Position: lsnPosition(s.streamAt)}:
 		return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
@@ -42,10 +43,18 @@ type streamState struct {
 	skipBelow LSN
 
 	ready []source.Batch
+
+	// Metric children, looked up once.
+	opCount      map[byte]prometheus.Counter
+	transactions prometheus.Counter
 }
 
 func newStreamState(cfg *Config, sql *pgx.Conn, start *Offset, headers []source.Header, log *slog.Logger) *streamState {
-	st := &streamState{cfg: cfg, sql: sql, log: log, tables: newTableCache(cfg, sql, headers, log), now: time.Now}
+	st := &streamState{cfg: cfg, sql: sql, log: log, tables: newTableCache(cfg, sql, headers, log), now: time.Now,
+		opCount: map[byte]prometheus.Counter{}, transactions: transactionsTotal.WithLabelValues(cfg.Name)}
+	for _, op := range "cudtm" {
+		st.opCount[byte(op)] = eventsTotal.WithLabelValues(cfg.Name, string(op))
+	}
 	if start != nil {
 		st.lastCommit = start.LastCommit
 		st.skipBelow = start.skipThrough()
@@ -107,6 +116,7 @@ func (st *streamState) handle(ctx context.Context, xld pglogrepl.XLogData) error
 // records. Transactions without captured changes still yield an (empty) batch, so their commit is recorded
 // and the slot moves on even when no captured table changes.
 func (st *streamState) commit(end LSN) {
+	st.transactions.Inc()
 	st.lastCommit = end
 	st.skipBelow = 0
 	off := Offset{LSN: end, LastProcessed: end, LastCommit: end, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: "COMMIT"}
@@ -213,6 +223,7 @@ func (st *streamState) change(lsn LSN, relID uint32, op byte, oldTuple *pglogrep
 		}
 	}
 	src := st.sourceInfo(lsn, t.schemaName, t.name, true)
+	st.opCount[op].Inc()
 	switch op {
 	case 'c':
 		st.emit(t.event(t.key(after), st.envelope(t, "c", nil, after, src)))
@@ -262,6 +273,7 @@ func (st *streamState) truncate(lsn LSN, m *pglogrepl.TruncateMessage) error {
 			continue
 		}
 		src := st.sourceInfo(lsn, t.schemaName, t.name, true)
+		st.opCount['t'].Inc()
 		ev := t.event(nil, st.envelope(t, "t", nil, nil, src))
 		st.emit(ev)
 	}
@@ -290,6 +302,7 @@ func (st *streamState) message(lsn LSN, m *pglogrepl.LogicalDecodingMessage) err
 	body := schema.NewStruct(valueSchema.Field("message")).Set("prefix", m.Prefix).Set("content", content)
 	now := st.now()
 	value := schema.NewStruct(valueSchema).Set("op", "m").Set("ts_ms", now.UnixMilli()).Set("source", src).Set("message", body)
+	st.opCount['m'].Inc()
 	ev := source.Event{Topic: st.cfg.Topics.MessageTopic(), KeySchema: keySchema, Key: key, ValueSchema: valueSchema, Value: value}
 	if m.Transactional {
 		st.emit(ev)

@@ -78,11 +78,12 @@ func (g *Guardian) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// MetricsHandler serves GET /metrics with the guardian's metrics alone. To serve them with others,
-// register the Guardian (a prometheus.Collector) in a shared registry instead.
-func (g *Guardian) MetricsHandler() http.Handler {
+// MetricsHandler serves GET /metrics with the guardian's metrics and the other collectors given (the
+// readers' metrics).
+func (g *Guardian) MetricsHandler(more ...prometheus.Collector) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(g) // a fresh registry with one collector of fixed descriptors cannot refuse it
+	reg.MustRegister(more...)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 
