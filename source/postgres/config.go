@@ -43,6 +43,7 @@ type Config struct {
 
 	SnapshotMode      snapshot.Mode
 	SnapshotFetchSize int
+	SnapshotThreads   int // snapshot.max.threads: tables read in parallel
 	// SnapshotTables narrows the snapshot to these tables (snapshot.include.collection.list); nil: all captured.
 	SnapshotTables []*regexp.Regexp
 
@@ -115,6 +116,11 @@ const reasonRequired = "the key is required"
 // ParseConfig reads a connector config. Every refused value is reported (errors.Join of *ConfigError);
 // advice that does not stop the connector (defaults cdcd chose) is logged on log.
 func ParseConfig(name string, props map[string]string, log *slog.Logger) (*Config, error) {
+	props, legacyWarnings, err := MapLegacyKeys(props)
+	if err != nil {
+		return nil, err
+	}
+	logLegacyWarnings(name, legacyWarnings, log)
 	p := parser{props: props}
 	c := &Config{Name: name}
 	c.Host = p.str("database.hostname", "")
@@ -164,6 +170,7 @@ func ParseConfig(name string, props map[string]string, log *slog.Logger) (*Confi
 	}
 	c.SnapshotMode = mode
 	c.SnapshotFetchSize = p.integer("snapshot.fetch.size", 10240, 1, 1<<24)
+	c.SnapshotThreads = p.integer("snapshot.max.threads", 1, 1, 64)
 	c.SnapshotTables = p.regexList("snapshot.include.collection.list")
 
 	c.Filter = Filter{

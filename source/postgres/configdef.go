@@ -32,8 +32,9 @@ var exclusiveLists = map[string]string{
 // ValidateConfig checks props as Debezium's connector validation does and returns one value per key of
 // ConfigKeys. Like Debezium, it reports no values, only error messages ("The 'x' value is invalid: …").
 func ValidateConfig(props map[string]string) config.Result {
+	props, _, legacyErr := MapLegacyKeys(props)
 	keys := ConfigKeys()
-	res := config.Result{Values: make([]config.Value, 0, len(keys))}
+	res := config.Result{Values: legacyErrorValues(legacyErr)}
 	for _, k := range keys {
 		raw, set := props[k.Name]
 		v := config.Value{Name: k.Name, Set: set}

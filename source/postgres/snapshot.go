@@ -2,9 +2,11 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -57,6 +59,9 @@ type snapshotRun struct {
 	started  time.Time
 	streamAt LSN // where streaming starts afterwards: the position snapshot batches stand for
 
+	// mu guards the queue and the progress: tables are read on several connections at once
+	// (snapshot.max.threads), and batches are handed over one at a time while it is held.
+	mu       sync.Mutex
 	progress *snapshot.Progress // what the rows handed over so far cover
 	queue    []snapshotRow      // rows read, not yet handed over; the newest is held back (see flush)
 
@@ -68,29 +73,27 @@ type snapshotRun struct {
 
 // snapshotRow is a read row on its way out, with the progress it completes.
 type snapshotRow struct {
-	ev      source.Event
-	src     *schema.Struct
-	advance func(p *snapshot.Progress)
+	ev       source.Event
+	src      *schema.Struct
+	firstRow bool
+	advance  func(p *snapshot.Progress)
 }
 
 // snapshot runs a snapshot and returns its progress, which tells the stream what the snapshot covers.
 func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exportedSnapshot, streamAt LSN, prev *snapshot.Progress) (*snapshot.Progress, error) {
-	conn, err := r.connectSQL(ctx)
+	// Every reading connection imports the exported snapshot before the exporting connection goes (which
+	// drops a temporary slot; a connector's own slot stays): they all see the same database state.
+	conns, err := r.importSnapshot(ctx, exp, max(1, r.cfg.SnapshotThreads))
+	exp.conn.Close(context.Background())
+	defer func() {
+		for _, c := range conns {
+			c.Close(context.Background())
+		}
+	}()
 	if err != nil {
-		exp.conn.Close(context.Background())
 		return nil, err
 	}
-	defer conn.Close(context.Background())
-	_, err = conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ")
-	if err == nil {
-		_, err = conn.Exec(ctx, fmt.Sprintf("SET TRANSACTION SNAPSHOT '%s'", exp.name))
-	}
-	// The snapshot is imported (or failed): the exporting connection may go. Closing it drops a temporary
-	// slot; a connector's own slot stays.
-	exp.conn.Close(context.Background())
-	if err != nil {
-		return nil, fmt.Errorf("importing snapshot %s: %w", exp.name, err)
-	}
+	conn := conns[0]
 	run := &snapshotRun{r: r, out: out, conn: conn, exp: exp, started: time.Now(), streamAt: streamAt}
 	if err := conn.QueryRow(ctx, "SELECT txid_current()").Scan(&run.txID); err != nil {
 		return nil, fmt.Errorf("snapshot transaction id: %w", err)
@@ -105,43 +108,105 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 	run.progress = planProgress(prev, tables, uint64(exp.position))
 	run.startReport(ctx, tables)
 	defer snapshotRunning.WithLabelValues(r.cfg.Name).Set(0)
-	r.log.Info("snapshot started", "tables", len(run.progress.Tables), "rows_estimated", run.rowsEstimate, "position", exp.position.String(), "resumed", prev != nil)
+	r.log.Info("snapshot started", "tables", len(run.progress.Tables), "rows_estimated", run.rowsEstimate, "threads", len(conns), "position", exp.position.String(), "resumed", prev != nil)
 
 	byID := make(map[string]*catalog.Table, len(tables))
 	for _, t := range tables {
 		byID[t.Schema+"."+t.Name] = t
 	}
-	pending := 0
+	var jobs []tableJob
 	for _, tp := range run.progress.Tables {
-		if !tp.Done {
-			pending++
-		}
-	}
-	order := 0
-	for i := range run.progress.Tables {
-		tp := &run.progress.Tables[i]
 		if tp.Done {
 			continue
 		}
-		order++
-		info := byID[tp.ID]
-		if info == nil { // dropped since the snapshot began
-			id := tp.ID
-			run.queue = append(run.queue, snapshotRow{advance: func(p *snapshot.Progress) { p.Table(id).Done = true }})
+		if info := byID[tp.ID]; info != nil {
+			jobs = append(jobs, tableJob{info: info, progress: tp})
 			continue
 		}
-		if err := run.table(ctx, info, *tp, order == 1 && prev == nil, order == pending); err != nil {
-			return nil, fmt.Errorf("snapshot of %s: %w", tp.ID, err)
-		}
+		id := tp.ID // dropped since the snapshot began
+		run.add(ctx, snapshotRow{advance: func(p *snapshot.Progress) { p.Table(id).Done = true }})
+	}
+	// Debezium marks the first row of the first table "first" and the last of the last table "last" only
+	// when it reads one table at a time.
+	if len(conns) == 1 && len(jobs) > 0 {
+		jobs[0].firstTable = prev == nil
+		jobs[len(jobs)-1].lastTable = true
+	}
+	if err := run.readTables(ctx, conns, jobs); err != nil {
+		return nil, err
 	}
 	if err := run.finish(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
-		return nil, fmt.Errorf("ending the snapshot transaction: %w", err)
+	for _, c := range conns {
+		if _, err := c.Exec(ctx, "COMMIT"); err != nil {
+			return nil, fmt.Errorf("ending the snapshot transaction: %w", err)
+		}
 	}
-	r.log.Info("snapshot finished", "tables", len(run.progress.Tables), "took", time.Since(run.started).Round(time.Millisecond))
+	r.log.Info("snapshot finished", "tables", len(run.progress.Tables), "rows", run.rowsBefore+run.rowsRead, "took", time.Since(run.started).Round(time.Millisecond))
 	return run.progress, nil
+}
+
+// importSnapshot opens n connections, each in a REPEATABLE READ transaction showing the exported snapshot.
+func (r *Reader) importSnapshot(ctx context.Context, exp *exportedSnapshot, n int) ([]*pgx.Conn, error) {
+	var conns []*pgx.Conn
+	for range n {
+		conn, err := r.connectSQL(ctx)
+		if err != nil {
+			return conns, err
+		}
+		conns = append(conns, conn)
+		_, err = conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+		if err == nil {
+			_, err = conn.Exec(ctx, fmt.Sprintf("SET TRANSACTION SNAPSHOT '%s'", exp.name))
+		}
+		if err != nil {
+			return conns, fmt.Errorf("importing snapshot %s: %w", exp.name, err)
+		}
+	}
+	return conns, nil
+}
+
+// tableJob is one table still to read.
+type tableJob struct {
+	info                  *catalog.Table
+	progress              snapshot.TableProgress
+	firstTable, lastTable bool
+}
+
+// readTables reads the tables, one per connection at a time (snapshot.max.threads connections), in order.
+func (s *snapshotRun) readTables(ctx context.Context, conns []*pgx.Conn, jobs []tableJob) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan tableJob)
+	done := make(chan struct{})
+	for _, conn := range conns {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range next {
+				if err := s.table(ctx, conn, j); err != nil {
+					cancel(fmt.Errorf("snapshot of %s: %w", j.progress.ID, err))
+					return
+				}
+			}
+		}()
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case next <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	for range conns {
+		<-done
+	}
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return ctx.Err()
 }
 
 // includeInSnapshot selects the captured tables the snapshot reads (snapshot.include.collection.list).
@@ -179,9 +244,12 @@ func planProgress(prev *snapshot.Progress, tables []*catalog.Table, position uin
 	return p
 }
 
-// table reads one table in key order, chunk by chunk, resuming after tp.LastKey. A table without a primary
-// key is read in one pass and, after an interruption, read again from its start.
-func (s *snapshotRun) table(ctx context.Context, info *catalog.Table, tp snapshot.TableProgress, firstTable, lastTable bool) error {
+// table reads one table in key order, chunk by chunk, resuming after its last delivered key. A table
+// without a primary key is read in one pass and, after an interruption, read again from its start.
+// Each table holds its newest row back until the next one (or the table's end) says whether it is the
+// table's last, which decides its marker.
+func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) error {
+	info, tp := job.info, job.progress
 	t, err := newTable(s.r.cfg, info, catalogColumns(info), s.r.headers, s.r.log)
 	if err != nil {
 		return err
@@ -199,15 +267,12 @@ func (s *snapshotRun) table(ctx context.Context, info *catalog.Table, tp snapsho
 	}
 	from := pgx.Identifier{info.Schema, info.Name}.Sanitize()
 	chunked := len(keyCols) > 0
-	lastKey := tp.LastKey
+	lastKey, rows := tp.LastKey, tp.Rows
 	if !chunked {
-		lastKey = nil
+		lastKey, rows = nil, 0
 	}
-	rows := tp.Rows
-	if !chunked {
-		rows = 0
-	}
-	firstRow := lastKey == nil
+	resumed := lastKey != nil
+	var held *snapshotRow // the newest row, its marker not yet final
 	for {
 		sql := "SELECT " + strings.Join(cols, ", ") + " FROM " + from
 		var params [][]byte
@@ -222,7 +287,7 @@ func (s *snapshotRun) table(ctx context.Context, info *catalog.Table, tp snapsho
 			}
 			sql += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keyCols, ", "), s.r.cfg.SnapshotFetchSize)
 		}
-		rr := s.conn.PgConn().ExecParams(ctx, sql, params, nil, nil, nil)
+		rr := conn.PgConn().ExecParams(ctx, sql, params, nil, nil, nil)
 		n := 0
 		for rr.NextRow() {
 			values := rr.Values()
@@ -249,24 +314,23 @@ func (s *snapshotRun) table(ctx context.Context, info *catalog.Table, tp snapsho
 			}
 			n++
 			rows++
-			s.rowsRead++
 			count := rows
-			src := s.sourceInfo(t, snapshot.RowMarker(firstTable, lastTable, firstRow, false))
-			firstRow = false
-			s.queue = append(s.queue, snapshotRow{
-				ev:  t.event(t.key(row), s.envelope(t, row, src)),
-				src: src,
+			if held != nil {
+				if err := s.add(ctx, *held); err != nil {
+					rr.Close()
+					return err
+				}
+			}
+			firstRow := rows == 1 && !resumed
+			src := s.sourceInfo(t, snapshot.RowMarker(job.firstTable, job.lastTable, firstRow, false))
+			held = &snapshotRow{
+				ev:       t.event(t.key(row), s.envelope(t, row, src)),
+				src:      src,
+				firstRow: firstRow,
 				advance: func(p *snapshot.Progress) {
 					tp := p.Table(id)
 					tp.LastKey, tp.Rows = key, count
 				},
-			})
-			// The previous row is not the table's last: its marker is final.
-			if len(s.queue) >= maxBatchEvents {
-				if err := s.flush(ctx, false); err != nil {
-					rr.Close()
-					return err
-				}
 			}
 		}
 		if _, err := rr.Close(); err != nil {
@@ -275,78 +339,45 @@ func (s *snapshotRun) table(ctx context.Context, info *catalog.Table, tp snapsho
 		if !chunked || n < s.r.cfg.SnapshotFetchSize {
 			break
 		}
-		if err := s.flush(ctx, false); err != nil {
+		if err := s.flushChunk(ctx); err != nil {
 			return err
 		}
 	}
-	// The table's last row (if any) gets its last-of-table marker; the table is done once it is delivered.
-	if last := s.lastQueuedOf(t.topic); last != nil && rows > 0 {
-		last.src.Set("snapshot", string(snapshot.RowMarker(firstTable, lastTable, rows == 1 && tp.LastKey == nil, true)))
+	if held != nil {
+		held.src.Set("snapshot", string(snapshot.RowMarker(job.firstTable, job.lastTable, held.firstRow, true)))
+		if err := s.add(ctx, *held); err != nil {
+			return err
+		}
 	}
-	s.queue = append(s.queue, snapshotRow{advance: func(p *snapshot.Progress) { p.Table(id).Done = true }})
+	if err := s.add(ctx, snapshotRow{advance: func(p *snapshot.Progress) { p.Table(id).Done = true }}); err != nil {
+		return err
+	}
+	s.mu.Lock()
 	s.tablesDone++
+	s.mu.Unlock()
 	s.r.log.Info("snapshot of table finished", "table", id, "rows", rows)
 	return nil
 }
 
-// startReport sets the snapshot's metrics at its start: the tables, the rows a resumed snapshot already
-// delivered, and PostgreSQL's estimate of all rows (pg_class.reltuples), from which the time left follows.
-func (s *snapshotRun) startReport(ctx context.Context, tables []*catalog.Table) {
-	name := s.r.cfg.Name
-	oids := make([]uint32, 0, len(tables))
-	for _, t := range tables {
-		if tp := s.progress.Table(t.Schema + "." + t.Name); tp != nil && !tp.Done {
-			oids = append(oids, t.OID)
-		}
+// add queues a row (or a progress step) and hands a batch over when enough rows are queued.
+func (s *snapshotRun) add(ctx context.Context, row snapshotRow) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if row.src != nil {
+		s.rowsRead++
 	}
-	for _, tp := range s.progress.Tables {
-		s.rowsBefore += tp.Rows
-		if tp.Done {
-			s.tablesDone++
-		}
-	}
-	var estimate int64
-	// An estimate only: a failure leaves it at zero and the time left unknown.
-	_ = s.conn.QueryRow(ctx, "SELECT coalesce(sum(greatest(reltuples, 0)), 0)::bigint FROM pg_class WHERE oid = ANY($1)", oids).Scan(&estimate)
-	s.rowsEstimate = s.rowsBefore + estimate
-	s.lastReport = time.Now()
-	snapshotRunning.WithLabelValues(name).Set(1)
-	snapshotTables.WithLabelValues(name, "total").Set(float64(len(s.progress.Tables)))
-	snapshotRowsEstimate.WithLabelValues(name).Set(float64(s.rowsEstimate))
-	s.report(false)
-}
-
-// report updates the progress metrics, and logs progress every ten seconds.
-func (s *snapshotRun) report(final bool) {
-	name := s.r.cfg.Name
-	scanned := s.rowsBefore + s.rowsRead
-	snapshotTables.WithLabelValues(name, "done").Set(float64(s.tablesDone))
-	snapshotRows.WithLabelValues(name).Set(float64(scanned))
-	elapsed := time.Since(s.started).Seconds()
-	var remaining float64
-	rate := float64(s.rowsRead) / max(elapsed, 0.001)
-	if !final && rate > 0 && s.rowsEstimate > scanned {
-		remaining = float64(s.rowsEstimate-scanned) / rate
-	}
-	snapshotRemainingSeconds.WithLabelValues(name).Set(remaining)
-	if !final && time.Since(s.lastReport) >= 10*time.Second {
-		s.lastReport = time.Now()
-		s.r.log.Info("snapshot progress", "tables_done", s.tablesDone, "tables", len(s.progress.Tables), "rows", scanned,
-			"rows_per_second", int64(rate), "remaining", (time.Duration(remaining) * time.Second).String())
-	}
-}
-
-// lastQueuedOf returns the newest queued row of topic, if the newest queued row is one.
-func (s *snapshotRun) lastQueuedOf(topic string) *snapshotRow {
-	for i := len(s.queue) - 1; i >= 0; i-- {
-		if s.queue[i].src != nil {
-			if s.queue[i].ev.Topic == topic {
-				return &s.queue[i]
-			}
-			return nil
-		}
+	s.queue = append(s.queue, row)
+	if len(s.queue) >= maxBatchEvents {
+		return s.flush(ctx, false)
 	}
 	return nil
+}
+
+// flushChunk hands over what is queued at the end of a chunk.
+func (s *snapshotRun) flushChunk(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.flush(ctx, false)
 }
 
 // flush hands the queued rows to the pipeline as one batch whose offset records the progress they
@@ -393,6 +424,8 @@ func (s *snapshotRun) flush(ctx context.Context, final bool) error {
 
 // finish marks the snapshot's last record "last" and hands over the rest with the completed offset.
 func (s *snapshotRun) finish(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for i := len(s.queue) - 1; i >= 0; i-- {
 		if s.queue[i].src != nil {
 			s.queue[i].src.Set("snapshot", string(snapshot.Last))
@@ -426,4 +459,52 @@ func (s *snapshotRun) envelope(t *table, row, src *schema.Struct) *schema.Struct
 	now := time.Now()
 	return schema.NewStruct(t.envelope).Set("after", row).Set("source", src).Set("op", "r").
 		Set("ts_ms", now.UnixMilli()).Set("ts_us", now.UnixMicro()).Set("ts_ns", now.UnixNano())
+}
+
+// startReport sets the snapshot's metrics at its start: the tables, the rows a resumed snapshot already
+// delivered, and PostgreSQL's estimate of all rows (pg_class.reltuples), from which the time left follows.
+func (s *snapshotRun) startReport(ctx context.Context, tables []*catalog.Table) {
+	name := s.r.cfg.Name
+	oids := make([]uint32, 0, len(tables))
+	for _, t := range tables {
+		if tp := s.progress.Table(t.Schema + "." + t.Name); tp != nil && !tp.Done {
+			oids = append(oids, t.OID)
+		}
+	}
+	for _, tp := range s.progress.Tables {
+		s.rowsBefore += tp.Rows
+		if tp.Done {
+			s.tablesDone++
+		}
+	}
+	var estimate int64
+	// An estimate only: a failure leaves it at zero and the time left unknown.
+	_ = s.conn.QueryRow(ctx, "SELECT coalesce(sum(greatest(reltuples, 0)), 0)::bigint FROM pg_class WHERE oid = ANY($1)", oids).Scan(&estimate)
+	s.rowsEstimate = s.rowsBefore + estimate
+	s.lastReport = time.Now()
+	snapshotRunning.WithLabelValues(name).Set(1)
+	snapshotTables.WithLabelValues(name, "total").Set(float64(len(s.progress.Tables)))
+	snapshotRowsEstimate.WithLabelValues(name).Set(float64(s.rowsEstimate))
+	s.report(false)
+}
+
+// report updates the progress metrics, and logs progress every ten seconds. Callers hold mu (or run
+// before the readers start).
+func (s *snapshotRun) report(final bool) {
+	name := s.r.cfg.Name
+	scanned := s.rowsBefore + s.rowsRead
+	snapshotTables.WithLabelValues(name, "done").Set(float64(s.tablesDone))
+	snapshotRows.WithLabelValues(name).Set(float64(scanned))
+	elapsed := time.Since(s.started).Seconds()
+	var remaining float64
+	rate := float64(s.rowsRead) / max(elapsed, 0.001)
+	if !final && rate > 0 && s.rowsEstimate > scanned {
+		remaining = float64(s.rowsEstimate-scanned) / rate
+	}
+	snapshotRemainingSeconds.WithLabelValues(name).Set(remaining)
+	if !final && time.Since(s.lastReport) >= 10*time.Second {
+		s.lastReport = time.Now()
+		s.r.log.Info("snapshot progress", "tables_done", s.tablesDone, "tables", len(s.progress.Tables), "rows", scanned,
+			"rows_per_second", int64(rate), "remaining", (time.Duration(remaining) * time.Second).String())
+	}
 }
