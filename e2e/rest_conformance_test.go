@@ -37,7 +37,7 @@ func connectInstall(t *testing.T) (java, lib, plugins string) {
 	plugins = filepath.Join(state, "debezium", "plugins")
 	for _, need := range []string{java, filepath.Join(lib, "connect-runtime-4.4.0.jar"), filepath.Join(plugins, "debezium-connector-postgres")} {
 		if _, err := os.Stat(need); err != nil {
-			t.Skipf("REST conformance needs the reference Connect worker (%s missing): run `e2e/debezium/connect.sh install`", need)
+			t.Skipf("this test needs the reference Connect worker (%s missing): run `e2e/debezium/connect.sh install`", need)
 		}
 	}
 	return java, lib, plugins
