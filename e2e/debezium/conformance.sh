@@ -37,7 +37,6 @@ CORPUS=$GOLDENS/corpus
 BIN_DIR=$STATE_DIR/bin
 CAPTURE=$BIN_DIR/capture
 COMPARE=$BIN_DIR/compare
-CDCD_PID_FILE=$STATE_DIR/conformance-cdcd.pid
 CDCD_START_TIMEOUT=${CDCD_START_TIMEOUT:-120}
 CDCD_STOP_TIMEOUT=${CDCD_STOP_TIMEOUT:-60}
 
@@ -112,12 +111,15 @@ wait_slot_active() { # SLOT
 	done
 }
 
-# stream_corpus OUT runs the corpus's changes once the connector is streaming (after the snapshot's last row
-# for the snapshot variant, the only record whose payload says so) and captures the topics up to the end marker.
-stream_corpus() { # VARIANT OUT
+# run_changes runs the corpus's changes once the connector is streaming: for the snapshot variant, after the
+# snapshot's last row, the only record whose payload says so.
+run_changes() { # VARIANT
 	[[ $1 == "$SNAPSHOT_VARIANT" ]] && capture -wait-for '"snapshot":"last"' -o /dev/null
 	psql_admin -d "$DB" -f "$CORPUS/changes.sql" >/dev/null
-	capture -wait-for "$END_MARKER" -quiet 3s -o "$2"
+}
+
+capture_until_end() { # OUT
+	capture -wait-for "$END_MARKER" -quiet 3s -o "$1"
 	sleep 2 # let one offset flush (offset.flush.interval.ms=1000) pass; a stop records offsets once more
 }
 
@@ -129,22 +131,20 @@ run_debezium() { # VARIANT DIR
 	"$CONNECT" run "$GOLDENS/$v/worker.properties" "$GOLDENS/$v/connector.properties" "$run_dir"
 	"$CONNECT" wait-running "$CONNECTOR_NAME"
 	wait_slot_active "$DEBEZIUM_SLOT"
-	stream_corpus "$v" "$dir/debezium.jsonl"
+	run_changes "$v"
+	capture_until_end "$dir/debezium.jsonl"
 	"$CONNECT" stop
 	grep -q 'ERROR' "$run_dir/connect.log" && log "warning: $run_dir/connect.log has ERROR lines"
 	"$CONNECT" offsets "$run_dir/offsets.dat" >"$dir/debezium.offsets.json"
 }
 
-cdcd_pid() {
-	[[ -s $CDCD_PID_FILE ]] || return 1
-	local pid
-	pid=$(<"$CDCD_PID_FILE")
-	kill -0 "$pid" 2>/dev/null && grep -qa standalone "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
-}
+CDCD_PID= # the cdcd this script started, while it runs
 
 stop_cdcd() {
-	local pid
-	pid=$(cdcd_pid) || { rm -f "$CDCD_PID_FILE"; return 0; }
+	[[ -n $CDCD_PID ]] || return 0
+	local pid=$CDCD_PID
+	CDCD_PID=
+	kill -0 "$pid" 2>/dev/null || return 0
 	log "stopping cdcd (pid $pid) with SIGTERM"
 	kill -TERM "$pid"
 	local deadline=$((SECONDS + CDCD_STOP_TIMEOUT))
@@ -152,13 +152,12 @@ stop_cdcd() {
 		((SECONDS < deadline)) || { log "cdcd (pid $pid) ignored SIGTERM for ${CDCD_STOP_TIMEOUT}s; killing"; kill -KILL "$pid"; break; }
 		sleep 0.2
 	done
-	rm -f "$CDCD_PID_FILE"
 }
 
 wait_cdcd_running() { # PORT LOG
 	local deadline=$((SECONDS + CDCD_START_TIMEOUT)) status=
 	while ((SECONDS < deadline)); do
-		cdcd_pid >/dev/null || die "cdcd exited; see $2"
+		kill -0 "$CDCD_PID" 2>/dev/null || die "cdcd exited; see $2"
 		status=$(curl -fsS "http://127.0.0.1:$1/connectors/$CONNECTOR_NAME/status" 2>/dev/null || true)
 		[[ $status == *'"connector":{"state":"RUNNING"'* && $status == *'"tasks":[{"id":0,"state":"RUNNING"'* ]] && return 0
 		[[ $status == *'"state":"FAILED"'* ]] && die "cdcd's connector failed: $status"
@@ -184,10 +183,12 @@ run_cdcd() { # VARIANT DIR
 		"slot.name=$CDCD_SLOT" "snapshot.mode=$snapshot_mode"
 	log "starting cdcd on port $port (log $run_dir/cdcd.log)"
 	(cd "$run_dir" && exec setsid "$CDCD_BIN" standalone worker.properties connector.properties) >"$run_dir/cdcd.log" 2>&1 &
-	echo $! >"$CDCD_PID_FILE"
+	CDCD_PID=$!
 	wait_cdcd_running "$port" "$run_dir/cdcd.log"
 	wait_slot_active "$CDCD_SLOT"
-	stream_corpus "$v" "$dir/cdcd.jsonl"
+	# Streaming variants: the changes are already in the WAL cdcd's slot holds.
+	[[ $v == "$SNAPSHOT_VARIANT" ]] && run_changes "$v"
+	capture_until_end "$dir/cdcd.jsonl"
 	stop_cdcd
 	grep -q 'level=ERROR' "$run_dir/cdcd.log" && log "warning: $run_dir/cdcd.log has ERROR lines"
 	"$CONNECT" offsets "$run_dir/offsets.dat" >"$dir/cdcd.offsets.json"
@@ -208,8 +209,9 @@ compare_into() {
 # Lines of compare -offsets that the known transaction-boundary difference explains.
 KNOWN_OFFSET_DIFF='^connect-offsets#[0-9]+ value\.(lsn|lsn_proc|lsn_commit|messageType): '
 
-summaries=()
-failed=0
+summaries=()   # one line per variant, printed at the end
+failed=0       # 1 once any variant differs
+variant_start=0 debezium_secs=0 cdcd_secs=0 # the current variant's timings, in seconds
 
 # compare_variant VARIANT DIR prints every difference and records the variant's summary line.
 compare_variant() {
@@ -232,10 +234,11 @@ compare_variant() {
 		verdict=DIFFERS
 		failed=1
 	fi
-	summaries+=("$(printf '%-24s %-7s records debezium/cdcd %3d/%-3d  capture diffs %3d  offset diffs %d (+%d known%s)  golden diffs %d  %4ds%s' \
-		"$v" "$verdict" "$(wc -l <"$dir/debezium.jsonl")" "$(wc -l <"$dir/cdcd.jsonl")" "$capture_diffs" \
-		"$offset_diffs" "$(($(wc -l <"$dir/offsets.diff") - offset_diffs))" "$([[ $offsets_ok == yes ]] || echo ', shape WRONG')" \
-		"$((golden_capture + golden_offsets))" "$((SECONDS - variant_start))" "$([[ $mode == replay ]] && echo '  (cdcd in replay mode)')")")
+	local known=$(($(wc -l <"$dir/offsets.diff") - offset_diffs))
+	summaries+=("$(printf '%-22s %-7s records %3d/%-3d capture diffs %-3d offset diffs %d (+%d known%s)  golden diffs %d  %3ds (debezium %ds, cdcd %ds)%s' \
+		"$v" "$verdict" "$(wc -l <"$dir/debezium.jsonl")" "$(wc -l <"$dir/cdcd.jsonl")" "$capture_diffs" "$offset_diffs" "$known" \
+		"$([[ $offsets_ok == yes ]] || echo ', cdcd offset shape WRONG')" "$((golden_capture + golden_offsets))" \
+		"$((SECONDS - variant_start))" "$debezium_secs" "$cdcd_secs" "$([[ $mode == replay ]] && echo '  cdcd in replay mode')")")
 }
 
 cleanup() {
@@ -257,8 +260,8 @@ main() {
 	"$REPO/e2e/services.sh" start kafka
 	"$CONNECT" install
 	build_tools
-	cdcd_pid >/dev/null && die "a conformance cdcd is already running (pid $(cdcd_pid))"
 	trap cleanup EXIT
+	trap 'exit 130' INT TERM
 
 	local work
 	work=$(mktemp -d "${TMPDIR:-/tmp}/cdcd-conformance.XXXXXX")
@@ -269,11 +272,13 @@ main() {
 		log "== $v"
 		mkdir -p "$work/$v"
 		run_debezium "$v" "$work/$v"
+		debezium_secs=$((SECONDS - variant_start))
 		run_cdcd "$v" "$work/$v"
+		cdcd_secs=$((SECONDS - variant_start - debezium_secs))
 		compare_variant "$v" "$work/$v"
 	done
 
-	log "summary ($((SECONDS - run_start))s in all):"
+	log "summary: variant, verdict, records debezium/cdcd, differences, time ($((SECONDS - run_start))s in all):"
 	printf '%s\n' "${summaries[@]}" >&2
 	if ((failed)); then
 		log "FAILED: cdcd and Debezium differ (files in $work)"

@@ -3,18 +3,25 @@
 # Debezium 3.6.1.Final on Kafka Connect 4.4.0 (connect.sh) streaming the corpus, and what it wrote.
 #
 #   e2e/debezium/goldens.sh postgres [-o OUT_DIR] [VARIANT...]
+#   e2e/debezium/goldens.sh mariadb [-o OUT_DIR] [VARIANT...]
 #
-# OUT_DIR defaults to testdata/postgres; each variant gets OUT_DIR/VARIANT/{worker.properties,
+# OUT_DIR defaults to testdata/postgres (testdata/mariadb); each variant gets OUT_DIR/VARIANT/{worker.properties,
 # connector.properties,capture.jsonl,offsets.dat,offsets.json} and OUT_DIR gets MANIFEST.json. A golden is
 # only ever written by a Debezium run: never edit these files by hand or from cdcd's output.
-# Needs the services of e2e/services.sh (PostgreSQL, Kafka) running. Each run's directory (connect.log,
-# offsets.dat) is removed after success unless CDCD_KEEP_RUNS is set; a failed run's is kept.
+# Needs the services of e2e/services.sh (PostgreSQL or MariaDB, Kafka) running. Each run's directory
+# (connect.log, offsets.dat) is removed after success unless CDCD_KEEP_RUNS is set; a failed run's is kept.
+#
+# MariaDB: the registry serves no Debezium 3.6.1.Final MariaDB connector, so its goldens are 3.5.0.Final's
+# (connect.sh's `mariadb` instance, a second worker beside the PostgreSQL one; MANIFEST.json says so).
+# Every variant snapshots seed.sql (snapshot.mode=initial) and then streams changes.sql; a variant also gets
+# schema-history.jsonl, the records of the internal schema history topic.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 STATE_DIR=${CDCD_E2E_DIR:-/var/tmp/cdcd-e2e}
 PG_PORT=${CDCD_PG_PORT:-55432}
+MARIADB_PORT=${CDCD_MARIADB_PORT:-53306}
 KAFKA_PORT=${CDCD_KAFKA_PORT:-59092}
 PSQL=/usr/lib/postgresql/15/bin/psql
 CONNECT=$HERE/connect.sh
@@ -31,10 +38,26 @@ END_MARKER=cdcd-golden-end
 PG_VARIANTS=(default schemas-off decimal-double decimal-string time-connect time-microseconds binary-base64
 	binary-hex hstore-map interval-string truncate-no-tombstones message-key-columns snapshot-initial)
 
+# The MariaDB reference runs as connect.sh's `mariadb` instance (REST port 58084), so it never touches a
+# PostgreSQL worker another run may have going.
+MDB_CONNECT=(env CDCD_CONNECT_INSTANCE=mariadb "$CONNECT")
+MDB_REST_PORT=58084
+MDB_CONNECTOR_NAME=mdb-golden
+MDB_TOPIC_PREFIX=mdb1
+MDB_HISTORY_TOPIC=mdb1-schema-history
+# database.server.id must be unique among the server's replicas; no other cdcd test uses this one.
+MDB_SERVER_ID=85401
+MDB_VARIANTS=(default schemas-off decimal-string bigint-precise time-connect binary-base64 truncate-no-tombstones)
+
 log() { printf '[goldens] %s\n' "$*" >&2; }
 die() { printf '[goldens] error: %s\n' "$*" >&2; exit 1; }
 
 psql_admin() { "$PSQL" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres "$@"; }
+
+mariadb_admin() {
+	MYSQL_PWD=cdcd mariadb --no-defaults --protocol=TCP -h 127.0.0.1 -P "$MARIADB_PORT" -u root \
+		--default-character-set=utf8mb4 "$@"
+}
 
 build_tools() {
 	mkdir -p "$BIN_DIR"
@@ -60,8 +83,8 @@ variant_connector_props() {
 	esac
 }
 
-write_worker_props() { # VARIANT FILE
-	local schemas=true
+write_worker_props() { # VARIANT FILE [REST_PORT]
+	local schemas=true rest_port=${3:-58083}
 	[[ $1 == schemas-off ]] && schemas=false
 	cat >"$2" <<-EOF
 		bootstrap.servers=127.0.0.1:$KAFKA_PORT
@@ -71,7 +94,7 @@ write_worker_props() { # VARIANT FILE
 		value.converter.schemas.enable=$schemas
 		offset.storage.file.filename=offsets.dat
 		offset.flush.interval.ms=1000
-		listeners=http://127.0.0.1:58083
+		listeners=http://127.0.0.1:$rest_port
 	EOF
 }
 
@@ -145,23 +168,27 @@ run_pg_variant() { # VARIANT OUT_DIR
 	[[ -n ${CDCD_KEEP_RUNS:-} ]] || rm -rf "$run_dir"
 }
 
-write_manifest() { # OUT_DIR VARIANT...
-	local out=$1
-	shift
-	local java_version pg_version
+# write_manifest OUT_DIR DEBEZIUM_VERSION NOTE DB_KEY DB_VERSION VARIANT... records what wrote the goldens;
+# an empty NOTE is left out.
+write_manifest() {
+	local out=$1 debezium_version=$2 note=$3 db_key=$4 db_version=$5
+	shift 5
+	local java_version
 	java_version=$("$CONNECT" java-version)
-	pg_version=$(psql_admin -At -d postgres -c 'SELECT version()')
-	JAVA_VERSION=$java_version PG_VERSION=$pg_version python3 - "$out/MANIFEST.json" "$@" <<-'EOF'
+	JAVA_VERSION=$java_version DEBEZIUM_VERSION=$debezium_version NOTE=$note DB_KEY=$db_key DB_VERSION=$db_version \
+		python3 - "$out/MANIFEST.json" "$@" <<-'EOF'
 		import json, os, sys, datetime
 		out, variants = sys.argv[1], sys.argv[2:]
-		manifest = {
-		    "debezium": "3.6.1.Final",
+		manifest = {"debezium": os.environ["DEBEZIUM_VERSION"]}
+		if os.environ["NOTE"]:
+		    manifest["debezium_note"] = os.environ["NOTE"]
+		manifest.update({
 		    "kafka_connect": "4.4.0",
 		    "java_version": os.environ["JAVA_VERSION"].splitlines(),
-		    "postgres_version": os.environ["PG_VERSION"],
+		    os.environ["DB_KEY"]: os.environ["DB_VERSION"],
 		    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
 		    "variants": variants,
-		}
+		})
 		with open(out, "w") as f:
 		    json.dump(manifest, f, indent=2)
 		    f.write("\n")
@@ -188,10 +215,117 @@ cmd_postgres() {
 	trap cleanup EXIT
 	local v
 	for v in "${variants[@]}"; do run_pg_variant "$v" "$out"; done
-	write_manifest "$out" "${variants[@]}"
+	write_manifest "$out" "$("$CONNECT" debezium-version)" "" postgres_version \
+		"$(psql_admin -At -d postgres -c 'SELECT version()')" "${variants[@]}"
+}
+
+# mariadb_variant_connector_props VARIANT prints the connector properties that differ from the defaults.
+mariadb_variant_connector_props() {
+	case $1 in
+	default | schemas-off) ;;
+	decimal-string) echo "decimal.handling.mode=string" ;;
+	bigint-precise) echo "bigint.unsigned.handling.mode=precise" ;;
+	time-connect) echo "time.precision.mode=connect" ;;
+	binary-base64) echo "binary.handling.mode=base64" ;;
+	truncate-no-tombstones) printf '%s\n' "skipped.operations=none" "tombstones.on.delete=false" ;;
+	*) die "unknown mariadb variant $1" ;;
+	esac
+}
+
+write_mariadb_connector_props() { # VARIANT FILE
+	{
+		cat <<-EOF
+			name=$MDB_CONNECTOR_NAME
+			connector.class=io.debezium.connector.mariadb.MariaDbConnector
+			tasks.max=1
+			database.hostname=127.0.0.1
+			database.port=$MARIADB_PORT
+			database.user=cdcd
+			database.password=cdcd
+			database.server.id=$MDB_SERVER_ID
+			database.include.list=$DB
+			topic.prefix=$MDB_TOPIC_PREFIX
+			schema.history.internal.kafka.topic=$MDB_HISTORY_TOPIC
+			schema.history.internal.kafka.bootstrap.servers=127.0.0.1:$KAFKA_PORT
+			snapshot.mode=initial
+		EOF
+		mariadb_variant_connector_props "$1"
+	} >"$2"
+}
+
+fresh_mariadb_database() {
+	local corpus=$REPO/testdata/mariadb/corpus
+	mariadb_admin -e "DROP DATABASE IF EXISTS $DB; CREATE DATABASE $DB CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+	mariadb_admin "$DB" <"$corpus/schema.sql"
+	mariadb_admin "$DB" <"$corpus/seed.sql"
+}
+
+mdb_capture() { "$BIN_DIR/capture" -brokers "127.0.0.1:$KAFKA_PORT" "$@"; }
+
+# wait_mariadb_snapshot returns once the snapshot's last row is out: changes made before then would still be
+# read from the binlog, but their place among the snapshot records would vary from run to run. The task can
+# fail after it was RUNNING (a DDL it cannot parse), so its state is checked between reads.
+wait_mariadb_snapshot() {
+	local deadline=$((SECONDS + 180)) status
+	until mdb_capture -prefix "$MDB_TOPIC_PREFIX" -wait-for '"snapshot":"last"' -timeout 5s -o /dev/null 2>/dev/null; do
+		status=$(curl -fsS "http://127.0.0.1:$MDB_REST_PORT/connectors/$MDB_CONNECTOR_NAME/status" 2>/dev/null || true)
+		[[ $status == *'"state":"FAILED"'* ]] && die "connector $MDB_CONNECTOR_NAME failed during its snapshot: $status"
+		((SECONDS < deadline)) || die "the snapshot of $MDB_CONNECTOR_NAME did not end within 180s"
+	done
+}
+
+run_mariadb_variant() { # VARIANT OUT_DIR
+	local variant=$1 dir=$2/$1 run_dir started=$SECONDS
+	log "mariadb/$variant"
+	mkdir -p "$dir"
+	run_dir=$(mktemp -d "$STATE_DIR/debezium/run-mariadb-$variant.XXXXXX")
+	write_worker_props "$variant" "$dir/worker.properties" "$MDB_REST_PORT"
+	write_mariadb_connector_props "$variant" "$dir/connector.properties"
+	"${MDB_CONNECT[@]}" stop
+	fresh_mariadb_database
+	mdb_capture -prefix "$MDB_TOPIC_PREFIX" -topics "$MDB_HISTORY_TOPIC" -delete
+	"${MDB_CONNECT[@]}" run "$dir/worker.properties" "$dir/connector.properties" "$run_dir"
+	"${MDB_CONNECT[@]}" wait-running "$MDB_CONNECTOR_NAME"
+	wait_mariadb_snapshot
+	mariadb_admin "$DB" <"$REPO/testdata/mariadb/corpus/changes.sql"
+	mdb_capture -prefix "$MDB_TOPIC_PREFIX" -wait-for "$END_MARKER" -quiet 3s -o "$dir/capture.jsonl"
+	mdb_capture -topics "$MDB_HISTORY_TOPIC" -o "$dir/schema-history.jsonl"
+	sleep 2 # let one offset flush (offset.flush.interval.ms=1000) pass; stop flushes once more
+	"${MDB_CONNECT[@]}" stop
+	grep -q 'ERROR' "$run_dir/connect.log" && log "warning: $run_dir/connect.log has ERROR lines"
+	# The history also records DDL of databases the connector does not capture, e.g. those of tests that
+	# ran meanwhile on the same server; such a golden is valid but not reproducible.
+	grep -o '\\"databaseName\\" : \\"[^\\]*' "$dir/schema-history.jsonl" | grep -v -e '"$' -e "\"$DB\$" &&
+		log "warning: $dir/schema-history.jsonl records databases other than $DB"
+	cp "$run_dir/offsets.dat" "$dir/offsets.dat"
+	"$CONNECT" offsets "$dir/offsets.dat" >"$dir/offsets.json"
+	log "mariadb/$variant: $(wc -l <"$dir/capture.jsonl") records, $(wc -l <"$dir/schema-history.jsonl") history records, $((SECONDS - started))s"
+	[[ -n ${CDCD_KEEP_RUNS:-} ]] || rm -rf "$run_dir"
+}
+
+cmd_mariadb() {
+	local out=$REPO/testdata/mariadb
+	if [[ ${1:-} == -o ]]; then
+		out=$2
+		shift 2
+	fi
+	local variants=("$@")
+	((${#variants[@]})) || variants=("${MDB_VARIANTS[@]}")
+	"${MDB_CONNECT[@]}" install
+	build_tools
+	mkdir -p "$out"
+	trap '"${MDB_CONNECT[@]}" stop' EXIT
+	local v
+	for v in "${variants[@]}"; do run_mariadb_variant "$v" "$out"; done
+	local version
+	version=$("${MDB_CONNECT[@]}" debezium-version)
+	write_manifest "$out" "$version" \
+		"MariaDB goldens are Debezium $version's: 3.6.1.Final of debezium-connector-mariadb is not served by the registry" \
+		mariadb_version "$(mariadb_admin -N -B -e 'SELECT VERSION()')" "${variants[@]}"
 }
 
 case ${1:-} in
 postgres) shift && cmd_postgres "$@" ;;
-*) die "usage: goldens.sh postgres [-o OUT_DIR] [VARIANT...]" ;;
+mariadb) shift && cmd_mariadb "$@" ;;
+*) die "usage: goldens.sh {postgres|mariadb} [-o OUT_DIR] [VARIANT...]" ;;
 esac

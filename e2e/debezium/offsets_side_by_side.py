@@ -15,6 +15,8 @@ import json
 import sys
 
 POSITION_FIELDS = ("lsn", "lsn_proc", "lsn_commit", "messageType")
+# What `compare -mode replay -offsets` blanks: positions and times of two different databases.
+REPLAY_FIELDS = ("txId", "ts_usec", "transaction_id")
 
 
 def load(path):
@@ -33,7 +35,14 @@ def main(path_a, path_b, same_db):
         for field in fields:
             fa = "-" if va is None or field not in va else json.dumps(va[field])
             fb = "-" if vb is None or field not in vb else json.dumps(vb[field])
-            mark = "" if fa == fb else ("  (known: transaction boundary)" if field in POSITION_FIELDS else "  <-- differs")
+            if fa == fb:
+                mark = ""
+            elif field in POSITION_FIELDS:
+                mark = "  (known: transaction boundary)"
+            elif not same_db and field in REPLAY_FIELDS:
+                mark = "  (replay: another database)"
+            else:
+                mark = "  <-- differs"
             print(f"    {field:<14} {fa:<24} {fb:<24}{mark}")
         if va is None or vb is None:
             problems.append(f"{key}: present on one side only")
