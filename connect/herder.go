@@ -254,6 +254,7 @@ func (w *Worker) putConnector(name string, cfg map[string]string, allowReplace b
 	if err := w.checkConnectorConfig(cfg); err != nil {
 		return false, ConnectorInfo{}, err
 	}
+	w.warnUnknownKeys(name, cfg)
 	w.opMu.Lock()
 	defer w.opMu.Unlock()
 	c, exists := w.lookup(name)
@@ -682,4 +683,20 @@ func addError(res *config.Result, key, msg string) {
 		}
 	}
 	res.Values = append(res.Values, config.Value{Name: key, Errors: []string{msg}})
+}
+
+// connectorKeyPrefixes are the families of connector keys that Connect or Debezium read under a prefix,
+// which are therefore never unknown.
+var connectorKeyPrefixes = []string{"producer.override.", "consumer.override.", "admin.override.", "transforms.",
+	"predicates.", "topic.creation.", "key.converter.", "value.converter.", "header.converter.", "errors.",
+	"signal.", "notification.", "snapshot.mode.", "slot.stream.params", "database.", "driver.", "internal.",
+	"schema.history.internal.", "column.mask.", "column.truncate.", "column.propagate.", "datatype.propagate."}
+
+// warnUnknownKeys logs each connector key neither Connect nor Debezium defines, with the closest known key,
+// as Connect's validation reports them; the key is otherwise ignored.
+func (w *Worker) warnUnknownKeys(name string, cfg map[string]string) {
+	res := config.Validate(append(w.connectorKeys(), postgres.ConfigKeys()...), cfg, connectorKeyPrefixes...)
+	for _, u := range res.Unknown {
+		w.log.Warn("unknown connector property ignored", "connector", name, "key", u.Name, "did_you_mean", u.Suggestion)
+	}
 }

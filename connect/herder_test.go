@@ -207,3 +207,31 @@ func TestGatedReaderHoldsBatchesWhilePaused(t *testing.T) {
 		t.Fatalf("Run returned %v", err)
 	}
 }
+
+// An unknown connector key is logged with the closest known key, and otherwise ignored, as Connect does.
+func TestHerderWarnsAboutUnknownConnectorKeys(t *testing.T) {
+	var logged strings.Builder
+	w, err := NewStandalone(map[string]string{
+		"bootstrap.servers":            "127.0.0.1:1",
+		"key.converter":                "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter":              "org.apache.kafka.connect.json.JsonConverter",
+		"offset.storage.file.filename": filepath.Join(t.TempDir(), "offsets.dat"),
+	}, slog.New(slog.NewTextHandler(&logged, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Shutdown)
+	cfg := pgConfig("pg")
+	cfg["tombstone.on.delete"] = "false"
+	cfg["producer.override.linger.ms"] = "5"
+	if _, _, err := w.PutConnectorConfig("pg", cfg, false, "stopped"); err != nil {
+		t.Fatal(err)
+	}
+	out := logged.String()
+	if !strings.Contains(out, "key=tombstone.on.delete") || !strings.Contains(out, "did_you_mean=tombstones.on.delete") {
+		t.Fatalf("no did-you-mean warning for tombstone.on.delete:\n%s", out)
+	}
+	if strings.Contains(out, "key=producer.override.linger.ms") {
+		t.Fatalf("a producer.override.* key is not unknown:\n%s", out)
+	}
+}
