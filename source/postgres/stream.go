@@ -57,6 +57,8 @@ func newStreamState(cfg *Config, sql *pgx.Conn, start *Offset, headers []source.
 	}
 	if start != nil {
 		st.lastCommit = start.LastCommit
+		st.xid = uint32(start.TxID)
+		st.commitTime = time.UnixMicro(start.TsUsec)
 		st.skipBelow = start.skipThrough()
 		if start.SnapshotProgress != "" && !start.SnapshotInProgress() {
 			if p, err := snapshot.DecodeProgress(start.SnapshotProgress); err == nil {
@@ -293,12 +295,16 @@ func (st *streamState) message(lsn LSN, m *pglogrepl.LogicalDecodingMessage) err
 	if err != nil {
 		return err
 	}
-	src := st.sourceInfo(lsn, "", "", m.Transactional)
 	if !m.Transactional {
-		// Debezium stamps a non-transactional message with the time it processed it.
-		now := st.now()
-		src.Set("ts_ms", now.UnixMilli()).Set("ts_us", now.UnixMicro()).Set("ts_ns", now.UnixMicro()*1000)
+		// A non-transactional message is its own commit (Debezium's commitMessage runs before it is
+		// dispatched): it is the last commit of its own source.sequence and of the events after it. It has no
+		// commit time, so its source time stays the last commit's, as in Debezium's SourceInfo.
+		st.lastCommit = lsn
+		if st.commitTime.IsZero() { // nothing committed since the start: no time to keep
+			st.commitTime = st.now()
+		}
 	}
+	src := st.sourceInfo(lsn, "", "", m.Transactional)
 	body := schema.NewStruct(valueSchema.Field("message")).Set("prefix", m.Prefix).Set("content", content)
 	now := st.now()
 	value := schema.NewStruct(valueSchema).Set("op", "m").Set("ts_ms", now.UnixMilli()).Set("source", src).Set("message", body)
@@ -308,7 +314,7 @@ func (st *streamState) message(lsn LSN, m *pglogrepl.LogicalDecodingMessage) err
 		st.emit(ev)
 		return nil
 	}
-	off := Offset{LSN: lsn, LastProcessed: lsn, LastCommit: lsn, TsUsec: src.Get("ts_us").(int64), MessageType: "MESSAGE"}
+	off := Offset{LSN: lsn, LastProcessed: lsn, LastCommit: lsn, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: "MESSAGE"}
 	st.ready = append(st.ready, source.Batch{Events: []source.Event{ev}, Offset: off.Fields(), Position: lsnPosition(lsn)})
 	return nil
 }
