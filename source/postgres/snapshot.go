@@ -105,7 +105,7 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 	slices.SortFunc(tables, func(a, b *catalog.Table) int {
 		return strings.Compare(a.Schema+"."+a.Name, b.Schema+"."+b.Name)
 	})
-	run.progress = planProgress(prev, tables, uint64(exp.position))
+	run.progress = planProgress(prev, tables, uint64(exp.position), uint64(streamAt))
 	run.startReport(ctx, tables)
 	defer snapshotRunning.WithLabelValues(r.cfg.Name).Set(0)
 	r.log.Info("snapshot started", "tables", len(run.progress.Tables), "rows_estimated", run.rowsEstimate, "threads", len(conns), "position", exp.position.String(), "resumed", prev != nil)
@@ -217,10 +217,17 @@ func (r *Reader) includeInSnapshot(schemaName, table string) bool {
 	return len(r.cfg.SnapshotTables) == 0 || anyMatch(r.cfg.SnapshotTables, schemaName+"."+table)
 }
 
-// planProgress starts a snapshot's progress, or continues prev: every unfinished table gets a new epoch at
-// position, which covers the rows after its last delivered key.
-func planProgress(prev *snapshot.Progress, tables []*catalog.Table, position uint64) *snapshot.Progress {
+// planProgress starts a snapshot's progress, or continues prev: every unfinished table gets a new epoch,
+// which covers the rows after its last delivered key. A new snapshot's epoch is its position: streamed
+// changes that committed before it are already in the rows read. A resumed snapshot's new epoch is
+// streamAt instead, so that no streamed change of those rows is dropped: the interrupted run may have
+// delivered rows beyond its durable progress, and dropping their later deletes or updates would leave them
+// stale in Kafka. The price is that changes between streamAt and the new snapshot can arrive twice.
+func planProgress(prev *snapshot.Progress, tables []*catalog.Table, position, streamAt uint64) *snapshot.Progress {
 	var p *snapshot.Progress
+	if prev != nil {
+		position = streamAt
+	}
 	if prev == nil {
 		p = &snapshot.Progress{}
 		for _, t := range tables {
@@ -406,11 +413,13 @@ func (s *snapshotRun) flush(ctx context.Context, final bool) error {
 	}
 	s.queue = append(s.queue[:0:0], s.queue[n:]...)
 	off := Offset{
-		LSN: s.exp.position, TxID: s.txID, TsUsec: s.started.UnixMicro(),
+		LSN: s.streamAt, TxID: s.txID, TsUsec: s.started.UnixMicro(),
 		Snapshot: "INITIAL", LastSnapshotRecord: final, SnapshotCompleted: final,
 		SnapshotProgress: s.progress.Encode(),
 	}
-	if final {
+	// The final offset keeps the progress while streaming still has to drop changes the snapshot holds, so a
+	// crash before streaming records an offset does not deliver them twice.
+	if final && s.progress.MaxPosition() <= uint64(s.streamAt) {
 		off.SnapshotProgress = ""
 	}
 	s.report(final)
