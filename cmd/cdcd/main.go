@@ -47,6 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := newLogger(stderr)
+	defer startProfiles(log)()
 	var err error
 	switch args[0] {
 	case "version":

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// broker is the benchmark's view of Kafka: single-partition topics stamped with the broker's append time.
+type broker struct {
+	client *kgo.Client
+	seeds  []string
+}
+
+func newBroker(seeds []string) (*broker, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	return &broker{client: cl, seeds: seeds}, nil
+}
+
+func (b *broker) close() { b.client.Close() }
+
+// createTopic creates topic with one partition whose records carry the broker's append time, so their
+// timestamps measure when each event reached Kafka whatever the producer set.
+func (b *broker) createTopic(ctx context.Context, topic string) error {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic = topic
+	rt.NumPartitions = 1
+	rt.ReplicationFactor = 1
+	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+	cfg.Name, cfg.Value = "message.timestamp.type", kmsg.StringPtr("LogAppendTime")
+	rt.Configs = append(rt.Configs, cfg)
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = 30000
+	resp, err := req.RequestWith(ctx, b.client)
+	if err != nil {
+		return fmt.Errorf("creating topic %s: %w", topic, err)
+	}
+	for _, t := range resp.Topics {
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return fmt.Errorf("creating topic %s: %w", topic, err)
+		}
+	}
+	return nil
+}
+
+// deleteTopics deletes every topic named prefix or starting with prefix (the benchmark's own topics).
+func (b *broker) deleteTopics(ctx context.Context, prefix string) error {
+	meta, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, b.client)
+	if err != nil {
+		return fmt.Errorf("listing topics: %w", err)
+	}
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.TimeoutMillis = 30000
+	for _, t := range meta.Topics {
+		if t.Topic != nil && strings.HasPrefix(*t.Topic, prefix) {
+			dt := kmsg.NewDeleteTopicsRequestTopic()
+			dt.Topic = t.Topic
+			req.Topics = append(req.Topics, dt)
+			req.TopicNames = append(req.TopicNames, *t.Topic)
+		}
+	}
+	if len(req.Topics) == 0 {
+		return nil
+	}
+	resp, err := req.RequestWith(ctx, b.client)
+	if err != nil {
+		return fmt.Errorf("deleting topics: %w", err)
+	}
+	var errs []error
+	for _, t := range resp.Topics {
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+			errs = append(errs, fmt.Errorf("deleting topic %v: %w", t.Topic, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// endOffset is the offset the next record of the topic's only partition will get.
+func (b *broker) endOffset(ctx context.Context, topic string) (int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition = 0
+	rp.Timestamp = -1 // latest
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, b.client)
+	if err != nil {
+		return 0, fmt.Errorf("end offset of %s: %w", topic, err)
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return 0, fmt.Errorf("end offset of %s: %w", topic, err)
+			}
+			return p.Offset, nil
+		}
+	}
+	return 0, fmt.Errorf("end offset of %s: no partition in the answer", topic)
+}
+
+// waitForRecords polls until the topic holds at least want records, or fails after timeout.
+func (b *broker) waitForRecords(ctx context.Context, topic string, want int64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var have int64
+	for {
+		end, err := b.endOffset(ctx, topic)
+		if err != nil {
+			return err
+		}
+		have = end
+		if have >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("topic %s has %d records after %v, want %d", topic, have, timeout, want)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// readRange calls fn for each record of the topic from offset from up to (not including) end.
+func (b *broker) readRange(ctx context.Context, topic string, from, end int64, fn func(*kgo.Record) error) error {
+	if from >= end {
+		return nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.seeds...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(from)}}),
+		kgo.FetchMaxBytes(64<<20))
+	if err != nil {
+		return fmt.Errorf("kafka consumer: %w", err)
+	}
+	defer cl.Close()
+	next := from
+	for next < end {
+		fetches := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fetches.Err(); err != nil {
+			return fmt.Errorf("reading %s: %w", topic, err)
+		}
+		var fnErr error
+		fetches.EachRecord(func(r *kgo.Record) {
+			if fnErr != nil || r.Offset >= end {
+				return
+			}
+			next = r.Offset + 1
+			fnErr = fn(r)
+		})
+		if fnErr != nil {
+			return fnErr
+		}
+	}
+	return nil
+}

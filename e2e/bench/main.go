@@ -1,0 +1,240 @@
+// Command bench runs cdcd and Debezium 3.6.1 (on a Kafka Connect 4.4 worker) against the same PostgreSQL
+// and Kafka, alternating them round by round, and reports throughput, latency, resources and
+// correctness as ratios beside pg_recvlogical's ceiling (see /work/shared/spec/benchmark.md).
+//
+//	go run ./e2e/bench -rounds 3 -rows 100000 -out DIR
+//
+// e2e/bench.sh (make bench) builds cdcd, installs the reference worker and runs this.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	rounds      int
+	rows        int
+	warmup      int
+	txSize      int
+	rate        int
+	rateFor     time.Duration
+	out         string
+	cdcdBin     string
+	connect     string
+	connectHome string
+	recvlogical string
+	brokers     string
+	pg          pgServer
+	profile     bool
+	systems     string
+	timeout     time.Duration
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	e2eDir := os.Getenv("CDCD_E2E_DIR")
+	if e2eDir == "" {
+		e2eDir = "/var/tmp/cdcd-e2e"
+	}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every measurement on both systems, alternating which goes first")
+	fs.IntVar(&o.rows, "rows", 100000, "changes in each backlog")
+	fs.IntVar(&o.warmup, "warmup", 20000, "changes of an uncounted mixed backlog each system drains first (0: none)")
+	fs.IntVar(&o.txSize, "tx-rows", 500, "changes per backlog transaction")
+	fs.IntVar(&o.rate, "rate", 2000, "offered rows per second in the latency runs (0 skips them)")
+	fs.DurationVar(&o.rateFor, "rate-for", 20*time.Second, "how long each latency run offers its load")
+	fs.StringVar(&o.out, "out", filepath.Join(e2eDir, "bench", time.Now().UTC().Format("20060102T150405Z")), "results directory")
+	fs.StringVar(&o.cdcdBin, "cdcd", "bin/cdcd", "cdcd binary")
+	fs.StringVar(&o.connect, "connect", "e2e/debezium/connect.sh", "the reference worker's control script")
+	fs.StringVar(&o.connectHome, "connect-home", filepath.Join(e2eDir, "bench", "connect"), "CDCD_E2E_DIR for connect.sh: its debezium/lib and debezium/plugins must be installed (bench.sh links them)")
+	fs.StringVar(&o.recvlogical, "pg-recvlogical", "/usr/lib/postgresql/15/bin/pg_recvlogical", "pg_recvlogical binary")
+	fs.StringVar(&o.brokers, "brokers", "127.0.0.1:"+envOr("CDCD_KAFKA_PORT", "59092"), "Kafka bootstrap servers, comma separated")
+	fs.StringVar(&o.pg.Host, "pg-host", "127.0.0.1", "PostgreSQL host")
+	fs.IntVar(&o.pg.Port, "pg-port", atoiOr(envOr("CDCD_PG_PORT", "55432"), 55432), "PostgreSQL port")
+	fs.StringVar(&o.pg.User, "pg-user", "postgres", "PostgreSQL superuser (trust auth)")
+	fs.StringVar(&o.systems, "systems", "cdcd,debezium", "systems to run: cdcd,debezium, or cdcd alone (quick, for profiling)")
+	fs.BoolVar(&o.profile, "profile", false, "run cdcd with CDCD_CPUPROFILE and CDCD_MEMPROFILE set (profiles land in -out)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest one drain or latency run may take")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.rounds < 1 || o.rows < 1 || o.txSize < 1 || o.rate < 0 {
+		return o, errors.New("-rounds, -rows and -tx-rows must be positive, -rate not negative")
+	}
+	return o, nil
+}
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	opts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, opts, log); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// results is the JSON file a later run compares itself with.
+type results struct {
+	Started  time.Time         `json:"started"`
+	Seconds  float64           `json:"seconds"`
+	Machine  machineInfo       `json:"machine"`
+	Versions map[string]string `json:"versions"`
+	Options  map[string]any    `json:"options"`
+	Drains   []drainResult     `json:"drains"`
+	Latency  []latencyResult   `json:"latency"`
+	Summary  []summaryRow      `json:"summary"`
+}
+
+func run(ctx context.Context, o options, log *slog.Logger) (err error) {
+	started := time.Now()
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	res := results{
+		Started: started.UTC(), Machine: readMachineInfo(),
+		Versions: map[string]string{"debezium": "3.6.1.Final", "kafka_connect": "4.4.0", "cdcd": cdcdVersion(o.cdcdBin)},
+		Options: map[string]any{"rounds": o.rounds, "rows": o.rows, "warmup": o.warmup, "tx_rows": o.txSize, "rate": o.rate,
+			"rate_seconds": o.rateFor.Seconds(), "debezium_tuning": debeziumTuning, "debezium_heap": "-Xmx1g (connect.sh)"},
+	}
+
+	// The run's own database, topics and slots: other engineers share the services.
+	runID := strings.ToLower(time.Now().UTC().Format("150405"))
+	db, err := openDatabase(ctx, o.pg, "cdcd_bench")
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, db.drop(context.Background())) }()
+	var pgVersion string
+	if err := db.conn.QueryRow(ctx, "SHOW server_version").Scan(&pgVersion); err == nil {
+		res.Versions["postgresql"] = pgVersion
+	}
+	kafka, err := newBroker(strings.Split(o.brokers, ","))
+	if err != nil {
+		return err
+	}
+	defer kafka.close()
+	const topicRoot = "cdcdbench-"
+	if err := kafka.deleteTopics(ctx, topicRoot); err != nil { // left over from an interrupted run
+		return err
+	}
+	defer func() { err = errors.Join(err, kafka.deleteTopics(context.Background(), topicRoot)) }()
+	b := &bench{db: db, kafka: kafka, topicPrefix: topicRoot + runID, txSize: o.txSize,
+		timeout: o.timeout, recvlogical: o.recvlogical, log: log}
+
+	var cdcdEnv []string
+	if o.profile {
+		cdcdEnv = []string{"CDCD_CPUPROFILE=" + filepath.Join(o.out, "cdcd.cpu.pprof"), "CDCD_MEMPROFILE=" + filepath.Join(o.out, "cdcd.mem.pprof")}
+	}
+	cdcd, err := startCdcd(ctx, o.cdcdBin, o.out, kafka.seeds, cdcdEnv)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, cdcd.stop()) }()
+	systems := []*system{cdcd}
+	if strings.Contains(o.systems, "debezium") {
+		log.Info("starting the reference Kafka Connect worker (Debezium 3.6.1)")
+		debezium, err := startDebezium(ctx, o.connect, o.connectHome, o.out, kafka.seeds, o.pg, db.name)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, debezium.stop()) }()
+		systems = append(systems, debezium)
+	}
+
+	// The Connect worker's JIT compiles its hot paths during its first drain; a production worker has
+	// long done that, so each system first drains a small backlog that is not counted.
+	if o.warmup > 0 {
+		for _, sys := range systems {
+			if _, err := b.drain(ctx, sys, mixWorkload, 0, o.warmup, false); err != nil {
+				return fmt.Errorf("warm-up on %s: %w", sys.name, err)
+			}
+		}
+	}
+	for round := 1; round <= o.rounds; round++ {
+		// A B, then B A: whoever goes first in a round may find a colder or warmer database.
+		order := slices.Clone(systems)
+		if round%2 == 0 {
+			slices.Reverse(order)
+		}
+		for _, wl := range []workload{insertWorkload, mixWorkload} {
+			for _, sys := range order {
+				d, err := b.drain(ctx, sys, wl, round, o.rows, sys == cdcd)
+				if err != nil {
+					return fmt.Errorf("round %d %s drain on %s: %w", round, wl.Name, sys.name, err)
+				}
+				res.Drains = append(res.Drains, d)
+			}
+		}
+		if o.rate > 0 {
+			for _, sys := range order {
+				l, err := b.latency(ctx, sys, round, o.rate, o.rateFor)
+				if err != nil {
+					return fmt.Errorf("round %d latency on %s: %w", round, sys.name, err)
+				}
+				res.Latency = append(res.Latency, l)
+			}
+		}
+	}
+
+	res.Summary = summarize(res.Drains, res.Latency, o.rate)
+	res.Seconds = time.Since(started).Seconds()
+	table := renderTable(res.Summary, res.Machine, res.Seconds)
+	fmt.Print(table)
+	if err := os.WriteFile(filepath.Join(o.out, "table.txt"), []byte(table), 0o644); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(o.out, "results.json")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("\nraw results: %s\n", path)
+	if o.profile {
+		fmt.Printf("cdcd profiles (written when cdcd stops, if cmd/cdcd wires startProfiles): go tool pprof -top %s %s\n",
+			o.cdcdBin, filepath.Join(o.out, "cdcd.cpu.pprof"))
+	}
+	return nil
+}
+
+func cdcdVersion(bin string) string {
+	out, err := execOutput(bin, "version")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(strings.TrimPrefix(out, "cdcd "))
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func atoiOr(s string, def int) int {
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		return def
+	}
+	return n
+}

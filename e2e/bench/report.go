@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"text/tabwriter"
+)
+
+// summaryRow is one line of the table: a metric on both systems over the rounds, their ratio (computed
+// round by round, > 1 meaning cdcd is better whether the metric is a rate or a cost), and, for
+// throughput, the pg_recvlogical ceiling.
+type summaryRow struct {
+	Metric    string  `json:"metric"`
+	Cdcd      spread  `json:"cdcd"`
+	Debezium  spread  `json:"debezium"`
+	Ratio     spread  `json:"ratio"`
+	Ceiling   *spread `json:"ceiling,omitempty"`
+	OfCeiling *spread `json:"cdcd_of_ceiling,omitempty"`
+	// Text replaces the numbers for counts that must be exactly zero.
+	CdcdText     string `json:"cdcd_text,omitempty"`
+	DebeziumText string `json:"debezium_text,omitempty"`
+}
+
+// perRound collects one number per round for each system, in round order.
+type perRound struct{ cdcd, debezium []float64 }
+
+func (p *perRound) add(system string, v float64) {
+	if system == "cdcd" {
+		p.cdcd = append(p.cdcd, v)
+	} else {
+		p.debezium = append(p.debezium, v)
+	}
+}
+
+// row builds a summary row; higherIsBetter says which way the ratio divides.
+func (p perRound) row(metric string, higherIsBetter bool) summaryRow {
+	r := summaryRow{Metric: metric, Cdcd: spreadOf(p.cdcd), Debezium: spreadOf(p.debezium)}
+	if higherIsBetter {
+		r.Ratio = spreadOf(ratios(p.cdcd, p.debezium))
+	} else {
+		r.Ratio = spreadOf(ratios(p.debezium, p.cdcd))
+	}
+	return r
+}
+
+func summarize(drains []drainResult, latency []latencyResult, rate int) []summaryRow {
+	var rows []summaryRow
+	var bad [2]correctness // cdcd, debezium: summed over every run
+	var runs [2]int
+	count := func(system string, c correctness) {
+		i := 0
+		if system != "cdcd" {
+			i = 1
+		}
+		runs[i]++
+		bad[i].Lost += c.Lost
+		bad[i].OrderViolations += c.OrderViolations
+		bad[i].Duplicates += c.Duplicates
+		bad[i].Unexpected += c.Unexpected
+	}
+	for _, wl := range []workload{insertWorkload, mixWorkload} {
+		var rate, cpu, rss perRound
+		var ceiling, ofCeiling []float64
+		for _, d := range drains {
+			if d.Workload != wl.Name {
+				continue
+			}
+			rate.add(d.System, d.EventsPerSec)
+			cpu.add(d.System, d.CPUPerMillion)
+			rss.add(d.System, d.PeakRSSMB)
+			count(d.System, d.Correctness)
+			if d.Ceiling != nil {
+				ceiling = append(ceiling, d.Ceiling.EventsPerSec)
+				ofCeiling = append(ofCeiling, d.EventsPerSec/d.Ceiling.EventsPerSec)
+			}
+		}
+		if len(rate.cdcd)+len(rate.debezium) == 0 {
+			continue
+		}
+		label := workloadLabel(wl)
+		r := rate.row(label+" drain, events/s", true)
+		if len(ceiling) > 0 {
+			c, of := spreadOf(ceiling), spreadOf(ofCeiling)
+			r.Ceiling, r.OfCeiling = &c, &of
+		}
+		rows = append(rows, r,
+			cpu.row(label+" drain, CPU s per M events", false),
+			rss.row(label+" drain, peak RSS MB", false))
+	}
+	var p50, p99, worst perRound
+	for _, l := range latency {
+		p50.add(l.System, l.P50Ms)
+		p99.add(l.System, l.P99Ms)
+		worst.add(l.System, l.MaxMs)
+		count(l.System, l.Correctness)
+	}
+	if len(latency) > 0 {
+		at := fmt.Sprintf(" @ %d rows/s", rate)
+		rows = append(rows, p50.row("commit→append p50 ms"+at, false), p99.row("commit→append p99 ms"+at, false),
+			worst.row("commit→append max ms"+at, false))
+	}
+	rows = append(rows, summaryRow{
+		Metric: "rows lost / order violations / dups", CdcdText: correctnessText(bad[0], runs[0]), DebeziumText: correctnessText(bad[1], runs[1]),
+	})
+	return rows
+}
+
+func workloadLabel(wl workload) string {
+	if wl.UpdatePct == 0 {
+		return "insert 1 KB rows"
+	}
+	return fmt.Sprintf("mix %d/%d/%d i/u/d", wl.InsertPct, wl.UpdatePct, 100-wl.InsertPct-wl.UpdatePct)
+}
+
+func correctnessText(c correctness, runs int) string {
+	if runs == 0 {
+		return "n/a"
+	}
+	s := fmt.Sprintf("%d / %d / %d", c.Lost, c.OrderViolations, c.Duplicates)
+	if c.Unexpected > 0 {
+		s += fmt.Sprintf(" (+%d unexpected)", c.Unexpected)
+	}
+	return s
+}
+
+// renderTable prints the summary for the terminal: medians with min–max over the rounds.
+func renderTable(rows []summaryRow, m machineInfo, seconds float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\ncdcd vs Debezium 3.6.1 (Kafka Connect 4.4) — %d CPUs, %d MB, %s; run took %.0f s\n",
+		m.NProc, m.MemTotalMB, m.CPUModel, seconds)
+	fmt.Fprintln(&b, "medians over rounds (min–max); ratio > 1 means cdcd is better (faster, or cheaper)")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "workload / metric\tcdcd\tDebezium\tratio\tpg_recvlogical\tcdcd/ceiling")
+	for _, r := range rows {
+		cdcd, dbz, ratio, ceiling, of := formatValue(r.Cdcd), formatValue(r.Debezium), formatRatio(r.Ratio), "", ""
+		if r.CdcdText != "" || r.DebeziumText != "" {
+			cdcd, dbz, ratio = r.CdcdText, r.DebeziumText, ""
+		}
+		if r.Ceiling != nil && r.OfCeiling != nil {
+			ceiling = formatValue(*r.Ceiling)
+			of = fmt.Sprintf("%.0f%%", 100*r.OfCeiling.Median)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Metric, cdcd, dbz, ratio, ceiling, of)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+func execOutput(name string, args ...string) (string, error) {
+	out, err := exec.Command(name, args...).Output()
+	return string(out), err
+}

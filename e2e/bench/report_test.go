@@ -1,0 +1,55 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSummarizeRatiosAreRoundByRoundAndCdcdBetterAboveOne(t *testing.T) {
+	drains := []drainResult{
+		{Round: 1, Workload: "insert", System: "cdcd", EventsPerSec: 30000, CPUPerMillion: 10, PeakRSSMB: 50, Ceiling: &ceilingData{EventsPerSec: 60000}},
+		{Round: 1, Workload: "insert", System: "debezium", EventsPerSec: 10000, CPUPerMillion: 40, PeakRSSMB: 500},
+		{Round: 2, Workload: "insert", System: "debezium", EventsPerSec: 5000, CPUPerMillion: 40, PeakRSSMB: 500},
+		{Round: 2, Workload: "insert", System: "cdcd", EventsPerSec: 20000, CPUPerMillion: 20, PeakRSSMB: 50, Ceiling: &ceilingData{EventsPerSec: 40000},
+			Correctness: correctness{Lost: 2, OrderViolations: 1}},
+	}
+	latency := []latencyResult{
+		{Round: 1, System: "cdcd", P50Ms: 5, P99Ms: 20, MaxMs: 30},
+		{Round: 1, System: "debezium", P50Ms: 50, P99Ms: 200, MaxMs: 300},
+	}
+	rows := summarize(drains, latency, 2000)
+	byMetric := map[string]summaryRow{}
+	for _, r := range rows {
+		byMetric[r.Metric] = r
+	}
+	rate := byMetric["insert 1 KB rows drain, events/s"]
+	// Round ratios 3 and 4: the median is 3.5, not 25000/7500.
+	if rate.Ratio.Median != 3.5 || rate.Ratio.Min != 3 || rate.Ratio.Max != 4 {
+		t.Errorf("throughput ratio %+v, want median 3.5 over 3..4", rate.Ratio)
+	}
+	if rate.OfCeiling == nil || rate.OfCeiling.Median != 0.5 {
+		t.Errorf("cdcd/ceiling %+v, want 0.5", rate.OfCeiling)
+	}
+	if cpu := byMetric["insert 1 KB rows drain, CPU s per M events"]; cpu.Ratio.Median != 3 {
+		t.Errorf("cpu ratio %+v, want debezium/cdcd median 3 (4 and 2)", cpu.Ratio)
+	}
+	if p99 := byMetric["commit→append p99 ms @ 2000 rows/s"]; p99.Ratio.Median != 10 {
+		t.Errorf("p99 ratio %+v, want 10", p99.Ratio)
+	}
+	if c := byMetric["rows lost / order violations / dups"]; c.CdcdText != "2 / 1 / 0" || c.DebeziumText != "0 / 0 / 0" {
+		t.Errorf("correctness row %+v", c)
+	}
+	if c := summarize(drains[:1], nil, 0); c[len(c)-1].DebeziumText != "n/a" {
+		t.Errorf("correctness of a system that never ran: %q, want n/a", c[len(c)-1].DebeziumText)
+	}
+	if _, ok := byMetric["mix 50/45/5 i/u/d drain, events/s"]; ok {
+		t.Error("a workload that did not run got a row")
+	}
+
+	table := renderTable(rows, machineInfo{NProc: 2, MemTotalMB: 1024, CPUModel: "x"}, 60)
+	for _, want := range []string{"insert 1 KB rows drain, events/s", "25,000 (20,000–30,000)", "3.50× (3.00–4.00)", "50,000 (40,000–60,000)", "50%", "2 / 1 / 0"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}

@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// system is one CDC daemon under test: a Kafka Connect REST API in front of one long-lived process. Both
+// cdcd and the Connect worker stay up for the whole run, so each measurement sees a warm process, the
+// way a production deployment runs.
+type system struct {
+	name   string // "cdcd" or "debezium"
+	rest   string // REST base URL
+	pid    int    // the process whose CPU and memory are measured
+	tuning map[string]string
+	stop   func() error
+	http   *http.Client
+}
+
+// connectorConfig is the connector both systems run: pgoutput, its own slot and publication, one table,
+// no snapshot (the measurements are about streaming).
+func connectorConfig(server pgServer, db, prefix, slot, table string, tuning map[string]string) map[string]string {
+	cfg := map[string]string{
+		"connector.class":             "io.debezium.connector.postgresql.PostgresConnector",
+		"plugin.name":                 "pgoutput",
+		"database.hostname":           server.Host,
+		"database.port":               strconv.Itoa(server.Port),
+		"database.user":               server.User,
+		"database.password":           "",
+		"database.dbname":             db,
+		"topic.prefix":                prefix,
+		"slot.name":                   slot,
+		"publication.name":            slot,
+		"publication.autocreate.mode": "filtered",
+		"table.include.list":          "public." + table,
+		"snapshot.mode":               "no_data",
+	}
+	maps.Copy(cfg, tuning)
+	return cfg
+}
+
+// workerConfig is a standalone worker writing JSON with schemas (JsonConverter's default) to brokers.
+func workerConfig(brokers []string, offsetsFile string, port int, extra map[string]string) map[string]string {
+	cfg := map[string]string{
+		"bootstrap.servers":            strings.Join(brokers, ","),
+		"key.converter":                "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter":              "org.apache.kafka.connect.json.JsonConverter",
+		"offset.storage.file.filename": offsetsFile,
+		"listeners":                    fmt.Sprintf("http://127.0.0.1:%d", port),
+	}
+	maps.Copy(cfg, extra)
+	return cfg
+}
+
+func writeProperties(path string, props map[string]string) error {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// freePort asks the kernel for a port nobody listens on.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startCdcd runs bin as a standalone worker without connectors; env adds to the environment (profiles).
+func startCdcd(ctx context.Context, bin, dir string, brokers []string, env []string) (*system, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	worker := filepath.Join(dir, "cdcd-worker.properties")
+	if err := writeProperties(worker, workerConfig(brokers, filepath.Join(dir, "cdcd.offsets"), port, nil)); err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "cdcd.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "standalone", worker)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), env...)
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting cdcd: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); logFile.Close() }()
+	s := &system{
+		name: "cdcd", rest: fmt.Sprintf("http://127.0.0.1:%d", port), pid: cmd.Process.Pid,
+		http: &http.Client{Timeout: 2 * time.Minute},
+		stop: func() error {
+			// SIGTERM lets cdcd record its offsets and write its profiles.
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				return err
+			}
+			select {
+			case <-exited:
+				return nil
+			case <-time.After(30 * time.Second):
+				return cmd.Process.Kill()
+			}
+		},
+	}
+	if err := s.waitReady(ctx, 30*time.Second); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("cdcd (log %s): %w", logFile.Name(), err)
+	}
+	return s, nil
+}
+
+// debeziumTuning is the published throughput tuning of Debezium (benchmark.md): bigger batches and
+// queue, 10 ms polls. The heap is connect.sh's -Xmx1g.
+var debeziumTuning = map[string]string{
+	"max.batch.size":   "8192",
+	"max.queue.size":   "32768",
+	"poll.interval.ms": "10",
+}
+
+// startDebezium runs the reference Kafka Connect worker through connect.sh with connectHome as its
+// CDCD_E2E_DIR: a home of the benchmark's own (bench.sh links the installed jars into it) keeps its pid
+// file apart from the reference worker other engineers run, and its REST API gets a free port.
+// ConnectStandalone wants a connector file, so it gets a STOPPED placeholder that never starts a task
+// and is deleted once the worker is up.
+func startDebezium(ctx context.Context, connectScript, connectHome, dir string, brokers []string, server pgServer, db string) (*system, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	worker := filepath.Join(dir, "debezium-worker.properties")
+	if err := writeProperties(worker, workerConfig(brokers, filepath.Join(dir, "debezium.offsets"), port,
+		map[string]string{"offset.flush.interval.ms": "1000"})); err != nil {
+		return nil, err
+	}
+	const placeholder = "bench-placeholder"
+	idle, err := json.Marshal(map[string]any{
+		"name":          placeholder,
+		"config":        connectorConfig(server, db, "cdcdbench-placeholder", "cdcdbench_placeholder", "placeholder", nil),
+		"initial_state": "STOPPED",
+	})
+	if err != nil {
+		return nil, err
+	}
+	idleFile := filepath.Join(dir, "debezium-placeholder.json")
+	if err := os.WriteFile(idleFile, idle, 0o644); err != nil {
+		return nil, err
+	}
+	runDir := filepath.Join(dir, "connect")
+	connectSh := func(ctx context.Context, args ...string) error {
+		cmd := exec.CommandContext(ctx, "bash", append([]string{connectScript}, args...)...)
+		cmd.Env = append(os.Environ(), "CDCD_E2E_DIR="+connectHome)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("connect.sh %s: %w", args[0], err)
+		}
+		return nil
+	}
+	if err := connectSh(ctx, "run", worker, idleFile, runDir); err != nil {
+		return nil, err
+	}
+	stop := func() error { return connectSh(context.Background(), "stop") }
+	pidText, err := os.ReadFile(filepath.Join(connectHome, "debezium", "connect.pid"))
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("connect.sh left no pid file: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("connect.pid: %w", err)
+	}
+	s := &system{
+		name: "debezium", rest: fmt.Sprintf("http://127.0.0.1:%d", port), pid: pid,
+		tuning: debeziumTuning, stop: stop, http: &http.Client{Timeout: 2 * time.Minute},
+	}
+	if err := s.waitReady(ctx, 3*time.Minute); err != nil {
+		stop()
+		return nil, fmt.Errorf("debezium (log %s): %w", filepath.Join(runDir, "connect.log"), err)
+	}
+	if err := s.waitConnectorState(ctx, placeholder, "STOPPED", 0, 2*time.Minute); err != nil {
+		stop()
+		return nil, err
+	}
+	if err := s.deleteConnector(ctx, placeholder); err != nil {
+		stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// call sends a REST request and returns the body of a 2xx answer.
+func (s *system) call(ctx context.Context, method, path string, body any) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.rest+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s %s: %w", s.name, method, path, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s %s: %w", s.name, method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("%s %s %s: %s: %s", s.name, method, path, resp.Status, bytes.TrimSpace(out))
+	}
+	return out, nil
+}
+
+func (s *system) waitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := s.call(ctx, http.MethodGet, "/connectors", nil)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("REST API not ready after %v: %w", timeout, err)
+		}
+		if err := syscall.Kill(s.pid, 0); err != nil {
+			return fmt.Errorf("process %d exited", s.pid)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (s *system) createConnector(ctx context.Context, name string, cfg map[string]string) error {
+	_, err := s.call(ctx, http.MethodPost, "/connectors", map[string]any{"name": name, "config": cfg})
+	return err
+}
+
+func (s *system) stopConnector(ctx context.Context, name string) error {
+	_, err := s.call(ctx, http.MethodPut, "/connectors/"+name+"/stop", nil)
+	return err
+}
+
+func (s *system) resumeConnector(ctx context.Context, name string) error {
+	_, err := s.call(ctx, http.MethodPut, "/connectors/"+name+"/resume", nil)
+	return err
+}
+
+func (s *system) deleteConnector(ctx context.Context, name string) error {
+	_, err := s.call(ctx, http.MethodDelete, "/connectors/"+name, nil)
+	return err
+}
+
+// connectorStatus is the part of GET /connectors/NAME/status the benchmark reads.
+type connectorStatus struct {
+	Connector struct {
+		State string `json:"state"`
+	} `json:"connector"`
+	Tasks []struct {
+		State string `json:"state"`
+		Trace string `json:"trace"`
+	} `json:"tasks"`
+}
+
+// waitConnectorState waits until the connector is in state with tasks tasks, all RUNNING; a FAILED task
+// ends the wait with its trace.
+func (s *system) waitConnectorState(ctx context.Context, name, state string, tasks int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last connectorStatus
+	for {
+		body, err := s.call(ctx, http.MethodGet, "/connectors/"+name+"/status", nil)
+		if err == nil {
+			if err := json.Unmarshal(body, &last); err != nil {
+				return fmt.Errorf("%s status of %s: %w", s.name, name, err)
+			}
+			running := 0
+			for _, t := range last.Tasks {
+				switch t.State {
+				case "RUNNING":
+					running++
+				case "FAILED":
+					return fmt.Errorf("%s connector %s task failed: %s", s.name, name, t.Trace)
+				}
+			}
+			if last.Connector.State == state && running == tasks && len(last.Tasks) == tasks {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s connector %s not %s after %v (last %+v, %v)", s.name, name, state, timeout, last, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
