@@ -93,9 +93,9 @@ func formatRecord(r record, color bool) string {
 		b.WriteString("  ")
 		b.WriteString(body)
 	}
-	if len(r.Headers) > 0 {
+	if headers := formatHeaders(r.Headers); headers != "" {
 		b.WriteString("  ")
-		b.WriteString(paint(color, styleDim, formatHeaders(r.Headers)))
+		b.WriteString(paint(color, styleDim, headers))
 	}
 	return b.String()
 }
@@ -236,15 +236,22 @@ func formatFields(fields []field, total int) string {
 }
 
 // formatHeaders shows headers as [name=value …], dropping Debezium's "__debezium." prefix so that
-// the key-change headers read as oldkey=… and newkey=….
+// the key-change headers read as oldkey=… and newkey=…. The context headers every record carries
+// (__debezium.context.*: connector, task, run id) would only repeat themselves and are left out.
 func formatHeaders(headers []header) string {
-	parts := make([]string, len(headers))
-	for i, h := range headers {
+	var parts []string
+	for _, h := range headers {
+		if strings.HasPrefix(h.Key, "__debezium.context.") {
+			continue
+		}
 		value := string(h.Value)
 		if runes := []rune(value); len(runes) > headerValueMax {
 			value = string(runes[:headerValueMax]) + "…"
 		}
-		parts[i] = strings.TrimPrefix(h.Key, "__debezium.") + "=" + value
+		parts = append(parts, strings.TrimPrefix(h.Key, "__debezium.")+"="+value)
+	}
+	if len(parts) == 0 {
+		return ""
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }

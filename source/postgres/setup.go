@@ -69,7 +69,9 @@ func checkSnapshotPrivileges(ctx context.Context, conn *pgx.Conn, cfg *Config, i
 	if err != nil || len(tables) == 0 {
 		return err
 	}
-	rows, err := conn.Query(ctx, `SELECT t::regclass::text FROM unnest($1::text[]) AS t WHERE NOT has_table_privilege(t::regclass, 'SELECT') ORDER BY 1`, tables)
+	rows, err := conn.Query(ctx, `SELECT format('%I.%I', n.nspname, c.relname) FROM unnest($1::text[]) AS t
+		JOIN pg_class c ON c.oid = t::regclass JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE NOT has_table_privilege(c.oid, 'SELECT') ORDER BY 1`, tables)
 	if err != nil {
 		return fmt.Errorf("checking SELECT privileges: %w", err)
 	}
