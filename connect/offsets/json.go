@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -57,7 +56,7 @@ func Key(connector string, partition map[string]any) ([]byte, error) {
 			fields = append(fields, Field{Name: name, Value: partition[name]})
 		}
 	}
-	b := append([]byte{'['}, jacksonString(nil, connector)...)
+	b := append([]byte{'['}, jsonconv.AppendJSONString(nil, connector)...)
 	b = append(b, ',')
 	b, err := appendObject(b, fields)
 	if err != nil {
@@ -148,7 +147,7 @@ func appendObject(b []byte, fields Fields) ([]byte, error) {
 		if !utf8.ValidString(name) {
 			return nil, &JSONError{Reason: fmt.Sprintf("field name %q is not valid UTF-8", name)}
 		}
-		b = jacksonString(b, name)
+		b = jsonconv.AppendJSONString(b, name)
 		b = append(b, ':')
 		var err error
 		if b, err = appendPrimitive(b, values[name]); err != nil {
@@ -168,7 +167,7 @@ func appendPrimitive(b []byte, v any) ([]byte, error) {
 		if !utf8.ValidString(v) {
 			return nil, &JSONError{Reason: fmt.Sprintf("string %q is not valid UTF-8", v)}
 		}
-		return jacksonString(b, v), nil
+		return jsonconv.AppendJSONString(b, v), nil
 	case []byte:
 		b = append(b, '"')
 		b = base64.StdEncoding.AppendEncode(b, v)
@@ -222,56 +221,6 @@ func appendJavaFloat(b []byte, f float64, bitSize int) ([]byte, error) {
 		return nil, &JSONError{Reason: fmt.Sprintf("%v is not a JSON number", f)}
 	}
 	return jsonconv.AppendJavaDouble(b, f, bitSize), nil
-}
-
-// jacksonString appends s, which must be valid UTF-8, as a JSON string the
-// way Jackson's UTF8JsonGenerator (2.21, in Kafka 4.4) does by default: '"',
-// '\\' and control characters are escaped, the latter as \b \t \n \f \r or
-// \u00XX with upper-case hex; characters outside the Basic Multilingual Plane
-// are written as an escaped surrogate pair (\uD83D\uDE00), because
-// COMBINE_UNICODE_SURROGATES_IN_UTF8 is off; everything else, including '/',
-// DEL and U+2028, is written as UTF-8. Go's encoding/json differs on all but
-// the first point.
-func jacksonString(b []byte, s string) []byte {
-	const hex = "0123456789ABCDEF"
-	appendU := func(b []byte, u uint16) []byte {
-		return append(b, '\\', 'u', hex[u>>12], hex[u>>8&0xF], hex[u>>4&0xF], hex[u&0xF])
-	}
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r > 0xFFFF {
-				hi, lo := utf16.EncodeRune(r)
-				b = appendU(appendU(b, uint16(hi)), uint16(lo))
-			} else {
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\b':
-			b = append(b, '\\', 'b')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\f':
-			b = append(b, '\\', 'f')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c < 0x20:
-			b = appendU(b, uint16(c))
-		default:
-			b = append(b, c)
-		}
-		i++
-	}
-	return append(b, '"')
 }
 
 // decodeJSON unmarshals exactly one JSON value, keeping numbers as

@@ -6,3 +6,9 @@ package jsonconv
 func AppendJavaDouble(dst []byte, f float64, bitSize int) []byte {
 	return appendJavaDouble(dst, f, bitSize)
 }
+
+// AppendJSONString appends s as a JSON string exactly as Jackson writes it for Connect's JsonConverter (see
+// appendJSONString); the offsets store writes its keys and values with it.
+func AppendJSONString(dst []byte, s string) []byte {
+	return appendJSONString(dst, s)
+}
