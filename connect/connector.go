@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/connect/offsets"
+	"github.com/cdcd/cdcd/connect/transforms"
 	"github.com/cdcd/cdcd/sink/kafka"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/postgres"
@@ -130,6 +131,10 @@ func (c *task) attempt(ctx context.Context) error {
 		}
 		start = &o
 	}
+	chain, err := transforms.New(c.props, c.log)
+	if err != nil {
+		return err
+	}
 	producerCfg, err := c.w.producerConfig(c.name, c.props)
 	if err != nil {
 		return err
@@ -145,6 +150,7 @@ func (c *task) attempt(ctx context.Context) error {
 	reader.Recorder = c.w.ledger
 	p := &Pipeline{
 		Reader:        gatedReader{Reader: reader, gate: c.gate},
+		Transforms:    chain,
 		Encoder:       c.w.encoder,
 		Sender:        sender,
 		Offsets:       fileOffsetWriter{store: c.w.offsets, key: key},

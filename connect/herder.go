@@ -13,6 +13,7 @@ import (
 
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
+	"github.com/cdcd/cdcd/connect/transforms"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/postgres"
 )
@@ -645,6 +646,7 @@ func (w *Worker) validate(cfg map[string]string) (config.ConfigInfos, error) {
 	if res.ErrorCount() == 0 {
 		addParseErrors(&res, w, cfg)
 	}
+	addTransformErrors(&res, cfg)
 	return config.NewConfigInfos(postgres.ConnectorClass, append(connectKeys, postgres.ConfigKeys()...), res), nil
 }
 
@@ -671,6 +673,28 @@ func addParseErrors(res *config.Result, w *Worker, cfg map[string]string) {
 			addError(res, ce.Key, ce.Error())
 		} else {
 			addError(res, "connector.class", e.Error())
+		}
+	}
+}
+
+// addTransformErrors adds what the transforms chain refuses (an unknown type, a bad setting) to the key
+// concerned.
+func addTransformErrors(res *config.Result, cfg map[string]string) {
+	err := transforms.Validate(cfg)
+	if err == nil {
+		return
+	}
+	errs := []error{err}
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		errs = joined.Unwrap()
+	}
+	for _, e := range errs {
+		var ce *transforms.ConfigError
+		if errors.As(e, &ce) {
+			addError(res, ce.Key, e.Error())
+		} else {
+			addError(res, "transforms", e.Error())
 		}
 	}
 }

@@ -235,3 +235,16 @@ func TestHerderWarnsAboutUnknownConnectorKeys(t *testing.T) {
 		t.Fatalf("a producer.override.* key is not unknown:\n%s", out)
 	}
 }
+
+// A transforms chain that cannot run is refused before the connector is stored, naming the key.
+func TestHerderRefusesABadTransformsChain(t *testing.T) {
+	w := newTestWorker(t)
+	cfg := pgConfig("pg")
+	cfg["transforms"] = "unwrap"
+	cfg["transforms.unwrap.type"] = "io.example.NoSuchTransform"
+	_, _, err := w.PutConnectorConfig("pg", cfg, false, "stopped")
+	var re *RequestError
+	if !errors.As(err, &re) || re.Kind != BadRequest || !strings.Contains(re.Message, "transforms.unwrap.type") {
+		t.Fatalf("got %v, want a 400 naming transforms.unwrap.type", err)
+	}
+}

@@ -45,13 +45,23 @@ type Encoder interface {
 	Encode(ev *source.Event) (kafka.Record, error)
 }
 
+// Transformer applies a connector's transforms chain (connect/transforms.Chain) to an event before it is
+// encoded, as Connect applies single message transforms before conversion.
+type Transformer interface {
+	// Transform rewrites ev in place and reports whether it is still to be produced; false means a transform
+	// dropped it.
+	Transform(ev *source.Event) (keep bool, err error)
+}
+
 // Pipeline moves one connector's batches from its reader through the encoder to Kafka, and records offsets.
 //
 // The invariant that makes it crash-safe: a position is released to the database only after the offset that
 // stands for it is durable, and an offset is written only after Kafka acknowledged its batch and every batch
 // before it. At any instant the database's confirmed position ≤ the durable offset ≤ what Kafka holds.
 type Pipeline struct {
-	Reader        Reader
+	Reader Reader
+	// Transforms, when not nil, runs on every event before Encoder.
+	Transforms    Transformer
 	Encoder       Encoder
 	Sender        Sender
 	Offsets       OffsetWriter
@@ -116,9 +126,20 @@ func (p *Pipeline) produce(ctx context.Context, batches <-chan source.Batch, tr 
 		}
 		recs := make([]kafka.Record, 0, len(b.Events))
 		for i := range b.Events {
-			rec, err := p.Encoder.Encode(&b.Events[i])
+			ev := &b.Events[i]
+			if p.Transforms != nil {
+				keep, err := p.Transforms.Transform(ev)
+				if err != nil {
+					return fmt.Errorf("transforming an event (batch ending at %v): %w", b.Position, err)
+				}
+				if !keep {
+					// A filtered record is not produced; the batch's offset still counts once the rest is acknowledged.
+					continue
+				}
+			}
+			rec, err := p.Encoder.Encode(ev)
 			if err != nil {
-				return fmt.Errorf("encoding an event for topic %s (batch ending at %v): %w", b.Events[i].Topic, b.Position, err)
+				return fmt.Errorf("encoding an event for topic %s (batch ending at %v): %w", ev.Topic, b.Position, err)
 			}
 			recs = append(recs, rec)
 		}

@@ -1,0 +1,18 @@
+package transforms
+
+import "fmt"
+
+// ConfigError is a transforms or predicates setting that cdcd cannot run: an unknown type, a bad value, a
+// missing required setting, or a Debezium setting cdcd does not implement yet. It names the key and value so
+// the connector's owner can fix the config; a restart cannot, so it is fatal to the task.
+type ConfigError struct {
+	Key, Value string
+	Problem    string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("%s=%q: %s", e.Key, e.Value, e.Problem)
+}
+
+// Fatal reports that restarting the task cannot fix the error.
+func (e *ConfigError) Fatal() bool { return true }
