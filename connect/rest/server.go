@@ -367,19 +367,29 @@ func (s *Server) deleteConnector(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// readConfig reads a flat config map body (PUT …/config, validate); on failure it has answered as Connect
+// does and returns false.
+func (s *Server) readConfig(w http.ResponseWriter, r *http.Request) (map[string]string, bool) {
+	var raw map[string]json.RawMessage
+	if !s.readBody(w, r, &raw) {
+		return nil, false
+	}
+	cfg, err := stringMap(raw)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return nil, false
+	}
+	return cfg, true
+}
+
 func (s *Server) getConfig(w http.ResponseWriter, r *http.Request) {
 	cfg, err := s.herder.ConnectorConfig(r.PathValue("name"))
 	s.reply(w, r, http.StatusOK, cfg, err)
 }
 
 func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
-	var raw map[string]json.RawMessage
-	if !s.readBody(w, r, &raw) {
-		return
-	}
-	cfg, err := stringMap(raw)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+	cfg, ok := s.readConfig(w, r)
+	if !ok {
 		return
 	}
 	name := r.PathValue("name")
@@ -535,13 +545,8 @@ func (s *Server) pluginConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
-	var raw map[string]json.RawMessage
-	if !s.readBody(w, r, &raw) {
-		return
-	}
-	cfg, err := stringMap(raw)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+	cfg, ok := s.readConfig(w, r)
+	if !ok {
 		return
 	}
 	infos, err := s.herder.ValidateConnectorConfig(r.PathValue("plugin"), cfg)
