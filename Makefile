@@ -10,10 +10,13 @@ require = @test -e $(1) || { echo "make $@: $(1) does not exist yet" >&2; exit 1
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/cdcd ./cmd/cdcd
 
+# The schema registry (Apicurio, for the Avro tests) needs Java 21+; where it cannot start, its tests skip.
 services:
 	$(SERVICES) start all
+	e2e/registry.sh start || echo "make: the schema registry did not start; the Avro registry test will skip" >&2
 
 services-stop:
+	e2e/registry.sh stop
 	$(SERVICES) stop all
 
 # -p 1: packages share the real services (and the topics and slots on them), so they take turns.

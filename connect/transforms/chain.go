@@ -38,9 +38,13 @@ type predicate interface {
 
 // transformTypes are the transform classes cdcd runs, by the class name a config names them with.
 var transformTypes = map[string]func(settings, *slog.Logger) (transformation, error){
-	"io.debezium.transforms.ExtractNewRecordState":    newExtractNewRecordState,
-	"org.apache.kafka.connect.transforms.Filter":      newFilter,
-	"org.apache.kafka.connect.transforms.RegexRouter": newRegexRouter,
+	"io.debezium.transforms.ByLogicalTableRouter":            newByLogicalTableRouter,
+	"io.debezium.transforms.ExtractNewRecordState":           newExtractNewRecordState,
+	"org.apache.kafka.connect.transforms.ExtractField$Key":   newExtractFieldKey,
+	"org.apache.kafka.connect.transforms.ExtractField$Value": newExtractFieldValue,
+	"org.apache.kafka.connect.transforms.Filter":             newFilter,
+	"org.apache.kafka.connect.transforms.RegexRouter":        newRegexRouter,
+	"org.apache.kafka.connect.transforms.ValueToKey":         newValueToKey,
 }
 
 // predicateTypes are the predicate classes cdcd runs.

@@ -79,6 +79,8 @@ func TestRegexRouter(t *testing.T) {
 		{`srv\.public`, "x", customersName, customersName},
 		{`.*customers`, "all", customersName, "all"},
 		{`(x)?srv.*`, "[$1]", customersName, "[]"},
+		// Matcher.replaceFirst after matches(): the first match found, shorter than the topic, is replaced.
+		{`srv\.public\.c|srv\.public\.customers`, "x", customersName, "xustomers"},
 	}
 	for _, tc := range cases {
 		c := mustChain(t, map[string]string{"transforms": "r", "transforms.r.type": routerClass,
@@ -132,7 +134,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"missing type", base("transforms", "a"), "transforms.a.type", "missing required"},
 		{"unknown type", base("transforms", "a", "transforms.a.type", "com.example.Nope"), "transforms.a.type",
-			"supported: io.debezium.transforms.ExtractNewRecordState, org.apache.kafka.connect.transforms.Filter"},
+			"supported: io.debezium.transforms.ByLogicalTableRouter, io.debezium.transforms.ExtractNewRecordState, org.apache.kafka.connect.transforms.ExtractField$Key"},
 		{"duplicate alias", base("transforms", "a, a", "transforms.a.type", filterClass), "transforms", `duplicate alias "a"`},
 		{"unknown predicate type", base("predicates", "p", "predicates.p.type", "x.Y"), "predicates.p.type", "TopicNameMatches"},
 		{"undefined predicate", base("transforms", "a", "transforms.a.type", filterClass, "transforms.a.predicate", "q",
@@ -150,6 +152,19 @@ func TestConfigErrors(t *testing.T) {
 			"transforms.r.replacement", "missing required"},
 		{"router bad group", base("transforms", "r", "transforms.r.type", routerClass, "transforms.r.regex", "(x)",
 			"transforms.r.replacement", "$2"), "transforms.r.replacement", "no group 2"},
+		{"logical router regex missing", routerProps("topic.regex", " "), "transforms.route.topic.regex", "must not be empty"},
+		{"logical router replacement missing", map[string]string{"transforms": "route", "transforms.route.type": logicalRouterClass,
+			"transforms.route.topic.regex": "x"}, "transforms.route.topic.replacement", "missing required"},
+		{"logical router key regex without replacement", routerProps("key.field.regex", "(.*)", "key.field.replacement", " "),
+			"transforms.route.key.field.replacement", "must be non-empty if key.field.regex is set"},
+		{"logical router bad key group", routerProps("key.field.regex", "(.*)", "key.field.replacement", "$3"),
+			"transforms.route.key.field.replacement", "no group 3"},
+		{"logical router bad adjustment mode", routerProps("schema.name.adjustment.mode", "strict"),
+			"transforms.route.schema.name.adjustment.mode", "supported values are none, avro, avro_unicode"},
+		{"logical router bad cache size", routerProps("logical.table.cache.size", "many"),
+			"transforms.route.logical.table.cache.size", "integer"},
+		{"logical router bad uniqueness", routerProps("key.enforce.uniqueness", "no"),
+			"transforms.route.key.enforce.uniqueness", "true or false"},
 		{"unwrap bad mode", unwrapProps("delete.tombstone.handling.mode", "none"),
 			"transforms.unwrap.delete.tombstone.handling.mode", "supported values are drop, tombstone, rewrite"},
 		{"unwrap bad boolean", unwrapProps("replace.null.with.default", "1"),

@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/cdcd/cdcd/schema"
@@ -35,6 +36,11 @@ func withField(s *schema.Schema, name string, fs *schema.Schema) error {
 	}
 	s.Fields = append(s.Fields, schema.Field{Name: name, Schema: fs})
 	return nil
+}
+
+// isEnvelope is Debezium's Envelope.isEnvelopeSchema: a change event's value schema is named "….Envelope".
+func isEnvelope(s *schema.Schema) bool {
+	return s != nil && strings.HasSuffix(s.Name, ".Envelope")
 }
 
 // requireStruct is Kafka's Requirements.requireStruct.

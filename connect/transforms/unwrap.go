@@ -80,7 +80,7 @@ func newExtractNewRecordState(s settings, log *slog.Logger) (transformation, err
 
 func (t *extractNewRecordState) apply(ev *source.Event) (bool, error) {
 	isTombstone := ev.Value == nil
-	isEnvelope := ev.ValueSchema != nil && strings.HasSuffix(ev.ValueSchema.Name, ".Envelope")
+	isEnvelope := isEnvelope(ev.ValueSchema)
 	var envelope *schema.Struct
 	if isEnvelope && !isTombstone {
 		var err error

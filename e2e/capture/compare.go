@@ -155,6 +155,9 @@ func envelopeRules(raw []byte, payload *node, mode Mode) []*node {
 	}
 	source := payload.get("source")
 	if source == nil || source.kind != '{' {
+		// A record flattened by ExtractNewRecordState carries the source and envelope fields it was asked
+		// to add under add.fields' prefix (__lsn, __source_ts_ms, __ts_ms…): blank those as the envelope's.
+		pick(payload, unwrappedBlanks[mode]...)
 		return out
 	}
 	pick(source, "version")
@@ -167,6 +170,14 @@ func envelopeRules(raw []byte, payload *node, mode Mode) []*node {
 		}
 	}
 	return out
+}
+
+// unwrappedBlanks are the fields ExtractNewRecordState's add.fields (default prefix "__") copies from what
+// envelopeRules blanks: the processing time always, the database's positions and times in Replay mode.
+var unwrappedBlanks = map[Mode][]string{
+	SameDB: {"__ts_ms", "__ts_us", "__ts_ns"},
+	Replay: {"__ts_ms", "__ts_us", "__ts_ns", "__source_ts_ms", "__source_ts_us", "__source_ts_ns",
+		"__lsn", "__txId", "__sequence", "__xmin", "__source_lsn", "__source_txId", "__source_sequence", "__source_xmin"},
 }
 
 // inSnapshot reports whether a source block belongs to a snapshot row (snapshot set and not "false").
