@@ -52,7 +52,7 @@ func replayGolden(t *testing.T, adminDSN string, brokers []string, dir string, s
 	defer cancel()
 	want := readCapture(t, filepath.Join(dir, "capture.jsonl"))
 
-	dbDSN := freshGoldenDatabase(t, ctx, adminDSN)
+	dbDSN := freshGoldenDatabase(t, ctx, adminDSN, dir)
 	if seeded {
 		psql(t, dbDSN, "../testdata/postgres/corpus/seed.sql")
 	}
@@ -89,6 +89,7 @@ func replayGolden(t *testing.T, adminDSN string, brokers []string, dir string, s
 		waitFor(t, ctx, broker, sel, `"snapshot":"last"`)
 	}
 
+	psqlIfExists(t, dbDSN, filepath.Join(dir, "extra-changes.sql"))
 	psql(t, dbDSN, "../testdata/postgres/corpus/changes.sql")
 	deadline := time.Now().Add(2 * time.Minute)
 	var got []capture.Record
@@ -119,8 +120,9 @@ func replayGolden(t *testing.T, adminDSN string, brokers []string, dir string, s
 // freshGoldenDatabase recreates the golden database from the corpus, with the publication Debezium's default
 // publication.autocreate.mode=all_tables would create. cdcd refuses to create that publication itself
 // because the corpus has a table without a replica identity (public.no_pk), on which a FOR ALL TABLES
-// publication makes the application's UPDATE and DELETE fail.
-func freshGoldenDatabase(t *testing.T, ctx context.Context, adminDSN string) string {
+// publication makes the application's UPDATE and DELETE fail. A variant's own extra-schema.sql runs after
+// the corpus schema, as goldens.sh runs it.
+func freshGoldenDatabase(t *testing.T, ctx context.Context, adminDSN, variantDir string) string {
 	t.Helper()
 	admin, err := pgx.Connect(ctx, adminDSN)
 	if err != nil {
@@ -144,6 +146,7 @@ func freshGoldenDatabase(t *testing.T, ctx context.Context, adminDSN string) str
 	cfg, _ := pgx.ParseConfig(adminDSN)
 	dbDSN := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, goldenDB)
 	psql(t, dbDSN, "../testdata/postgres/corpus/schema.sql")
+	psqlIfExists(t, dbDSN, filepath.Join(variantDir, "extra-schema.sql"))
 	db, err := pgx.Connect(ctx, dbDSN)
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +164,14 @@ func psql(t *testing.T, dsn, file string) {
 	out, err := exec.Command("/usr/lib/postgresql/15/bin/psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-f", file).CombinedOutput()
 	if err != nil {
 		t.Fatalf("psql -f %s: %v\n%s", file, err, out)
+	}
+}
+
+// psqlIfExists runs a variant's optional SQL file (extra-schema.sql, extra-changes.sql) when it has one.
+func psqlIfExists(t *testing.T, dsn, file string) {
+	t.Helper()
+	if _, err := os.Stat(file); err == nil {
+		psql(t, dsn, file)
 	}
 }
 

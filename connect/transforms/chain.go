@@ -40,6 +40,7 @@ type predicate interface {
 var transformTypes = map[string]func(settings, *slog.Logger) (transformation, error){
 	"io.debezium.transforms.ByLogicalTableRouter":            newByLogicalTableRouter,
 	"io.debezium.transforms.ExtractNewRecordState":           newExtractNewRecordState,
+	"io.debezium.transforms.outbox.EventRouter":              newEventRouter,
 	"org.apache.kafka.connect.transforms.ExtractField$Key":   newExtractFieldKey,
 	"org.apache.kafka.connect.transforms.ExtractField$Value": newExtractFieldValue,
 	"org.apache.kafka.connect.transforms.Filter":             newFilter,

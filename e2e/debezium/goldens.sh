@@ -37,7 +37,7 @@ END_MARKER=cdcd-golden-end
 
 PG_VARIANTS=(default schemas-off decimal-double decimal-string time-connect time-microseconds binary-base64
 	binary-hex hstore-map interval-string truncate-no-tombstones message-key-columns snapshot-initial
-	transforms-unwrap transforms-router transforms-fields)
+	transforms-unwrap transforms-router transforms-fields transforms-outbox)
 
 # The MariaDB reference runs as connect.sh's `mariadb` instance (REST port 58084), so it never touches a
 # PostgreSQL worker another run may have going.
@@ -116,6 +116,20 @@ variant_connector_props() {
 			"predicates.composite.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
 			'predicates.composite.pattern=pg1\\.public\\.composite_pk'
 		;;
+	transforms-outbox)
+		# The outbox pattern on the variant's own outbox table (extra-schema.sql, extra-changes.sql), limited
+		# by a predicate to that table's topic, routed under the pg1 prefix the capture reads. The event type
+		# goes to a header, the aggregate id also into the value envelope beside the payload.
+		printf '%s\n' "transforms=outbox" \
+			"transforms.outbox.type=io.debezium.transforms.outbox.EventRouter" \
+			"transforms.outbox.predicate=outbox" \
+			'transforms.outbox.route.topic.replacement=pg1.outbox.${routedByValue}' \
+			"transforms.outbox.table.fields.additional.placement=type:header:eventType,aggregateid:envelope:aggregate" \
+			"transforms.outbox.route.tombstone.on.empty.payload=true" \
+			"predicates=outbox" \
+			"predicates.outbox.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
+			'predicates.outbox.pattern=pg1\\.public\\.outbox'
+		;;
 	*) die "unknown postgres variant $1" ;;
 	esac
 }
@@ -158,6 +172,13 @@ write_connector_props() { # VARIANT FILE
 	} >"$2"
 }
 
+# A variant's own SQL, beside its goldens: extra-schema.sql runs after the corpus schema, extra-changes.sql
+# before the corpus changes (whose end marker stays last). e2e/golden_test.go's replay runs them the same way.
+run_variant_sql() { # VARIANT FILE
+	local file=$REPO/testdata/postgres/$1/$2
+	if [[ -f $file ]]; then psql_admin -d "$DB" -f "$file" >/dev/null; fi
+}
+
 # fresh_database drops the slot and database of a previous run and recreates them from the corpus.
 fresh_database() { # VARIANT
 	local corpus=$REPO/testdata/postgres/corpus
@@ -165,6 +186,7 @@ fresh_database() { # VARIANT
 	psql_admin -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"
 	psql_admin -d postgres -c "CREATE DATABASE $DB"
 	psql_admin -d "$DB" -f "$corpus/schema.sql" >/dev/null
+	run_variant_sql "$1" extra-schema.sql
 	if [[ $1 == snapshot-initial ]]; then psql_admin -d "$DB" -f "$corpus/seed.sql" >/dev/null; fi
 }
 
@@ -193,6 +215,7 @@ run_pg_variant() { # VARIANT OUT_DIR
 		# The snapshot's last row is the only record whose payload says so.
 		"$BIN_DIR/capture" -brokers "127.0.0.1:$KAFKA_PORT" -prefix "$TOPIC_PREFIX" -wait-for '"snapshot":"last"' -o /dev/null
 	fi
+	run_variant_sql "$variant" extra-changes.sql
 	psql_admin -d "$DB" -f "$REPO/testdata/postgres/corpus/changes.sql" >/dev/null
 	"$BIN_DIR/capture" -brokers "127.0.0.1:$KAFKA_PORT" -prefix "$TOPIC_PREFIX" -wait-for "$END_MARKER" -quiet 3s \
 		-o "$dir/capture.jsonl"
