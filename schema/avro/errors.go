@@ -18,6 +18,16 @@ var (
 	// something cdcd cannot use. The pipeline restarts from its durable offset on it.
 	ErrRegistry = errors.New("avro: schema registry")
 	// ErrIncompatible is the registry refusing a schema as incompatible with the subject's history
-	// (HTTP 409). It also wraps ErrRegistry.
+	// (HTTP 409). It also wraps ErrRegistry, but unlike the other registry errors it is fatal: the
+	// same record meets the same refusal after every restart, so the task fails, as Kafka Connect's
+	// does, until an operator changes the table, the subject's compatibility or the converter.
 	ErrIncompatible = errors.New("avro: schema incompatible with the subject")
 )
+
+// fatalError marks an error that restarting the task cannot fix; the connect runtime fails the task
+// on any error in the chain whose Fatal method reports true.
+type fatalError struct{ error }
+
+func (fatalError) Fatal() bool { return true }
+
+func (e fatalError) Unwrap() error { return e.error }

@@ -134,7 +134,7 @@ func (r *registryClient) retry(ctx context.Context, what, subject string, call f
 		isResp := errors.As(err, &resp)
 		switch {
 		case isResp && resp.StatusCode == http.StatusConflict:
-			return fmt.Errorf("%w %s: %w: subject %q: %s", ErrRegistry, r.urls, ErrIncompatible, subject, resp.Error())
+			return fatalError{fmt.Errorf("%w %s: %w: subject %q: HTTP 409: %s", ErrRegistry, r.urls, ErrIncompatible, subject, resp.Error())}
 		case isResp && !transientStatus(resp.StatusCode):
 			return fmt.Errorf("%w %s: %s subject %q: HTTP %d, error code %d: %s", ErrRegistry, r.urls, what, subject, resp.StatusCode, resp.ErrorCode, resp.Error())
 		case attempt > r.retries:
