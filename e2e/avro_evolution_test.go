@@ -35,6 +35,7 @@ type avroBed struct {
 	offsetKey  []byte
 	workerPath string
 	connPath   string
+	conn       map[string]string // the connector's properties, as written to connPath
 	slot       string
 }
 
@@ -68,9 +69,9 @@ func newAvroBed(t *testing.T, ctx context.Context, table, ddl string, extra map[
 	}
 	b.workerPath, b.connPath = filepath.Join(dir, "worker.properties"), filepath.Join(dir, "pg.properties")
 	writeProperties(t, b.workerPath, worker)
-	conn := pgConnector(t, dsn, b.name, prefix, "public."+table)
-	b.slot = conn["slot.name"]
-	writeProperties(t, b.connPath, conn)
+	b.conn = pgConnector(t, dsn, b.name, prefix, "public."+table)
+	b.slot = b.conn["slot.name"]
+	writeProperties(t, b.connPath, b.conn)
 	if b.offsetKey, err = offsets.Key(b.name, map[string]any{"server": prefix}); err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,7 @@ type Herder interface {
 	ConnectorPlugins(connectorsOnly bool) []connect.PluginInfo
 	PluginConfig(plugin string) ([]config.ConfigKeyInfo, error)
 	ValidateConnectorConfig(plugin string, cfg map[string]string) (config.ConfigInfos, error)
+	CheckSchemas(ctx context.Context, name string) (connect.SchemaCheck, error)
 }
 
 var _ Herder = (*connect.Worker)(nil)
@@ -115,6 +116,7 @@ func (s *Server) routes() {
 	m.HandleFunc("PATCH /connectors/{name}/offsets", s.patchOffsets)
 	m.HandleFunc("DELETE /connectors/{name}/offsets", s.resetOffsets)
 	m.HandleFunc("GET /connectors/{name}/topics", s.getTopics)
+	m.HandleFunc("POST /connectors/{name}/schemas/check", s.checkSchemas)
 	m.HandleFunc("GET /connector-plugins", s.listPlugins)
 	m.HandleFunc("GET /connector-plugins/{plugin}/config", s.pluginConfig)
 	m.HandleFunc("PUT /connector-plugins/{plugin}/config/validate", s.validate)
@@ -489,6 +491,17 @@ func (s *Server) restartConnector(w http.ResponseWriter, r *http.Request) {
 }
 
 // simple serves the bodiless state changes (pause, resume, stop).
+// checkSchemas is cdcd's pre-flight check (not Connect's): would the schema registry accept each captured
+// table's current key and value schemas?
+func (s *Server) checkSchemas(w http.ResponseWriter, r *http.Request) {
+	res, err := s.herder.CheckSchemas(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
 func (s *Server) simple(op func(name string) error, status int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := op(r.PathValue("name")); err != nil {

@@ -152,6 +152,19 @@ func (f *fakeHerder) ValidateConnectorConfig(plugin string, cfg map[string]strin
 	return config.ConfigInfos{Name: plugin, ErrorCount: len(cfg), Groups: []string{}, Configs: []config.ConfigInfo{}}, nil
 }
 
+// CheckSchemas answers for "pg"; "plain" stands for a connector without AvroConverter.
+func (f *fakeHerder) CheckSchemas(_ context.Context, name string) (connect.SchemaCheck, error) {
+	switch name {
+	case "pg":
+		return connect.SchemaCheck{Connector: "pg", Tables: []connect.TableSchemaCheck{
+			{Table: "public.t", Subject: "p.public.t-value", Compatible: false, Messages: []string{"changed <type>"}},
+		}}, nil
+	case "plain":
+		return connect.SchemaCheck{}, &connect.RequestError{Kind: connect.BadRequest, Message: "Connector plain does not use a schema registry"}
+	}
+	return connect.SchemaCheck{}, missing(name)
+}
+
 func TestHandlers(t *testing.T) {
 	const altered = `{"message":"` + connect.OffsetsAlteredMessage + `"}`
 	tests := []struct {
@@ -219,6 +232,11 @@ func TestHandlers(t *testing.T) {
 			wantBody: `{"error_code":400,"message":"Partitions / offsets need to be provided for an alter offsets request"}`},
 		{name: "reset offsets refused", method: "DELETE", path: "/connectors/pg/offsets", wantStatus: 400, wantBody: `{"error_code":400,"message":"Connectors must be in the STOPPED state"}`},
 		{name: "topics", method: "GET", path: "/connectors/x/topics", wantStatus: 200, wantBody: `{"x":{"topics":[]}}`},
+		{name: "schema check", method: "POST", path: "/connectors/pg/schemas/check", wantStatus: 200,
+			wantBody: `{"connector":"pg","tables":[{"table":"public.t","subject":"p.public.t-value","compatible":false,"messages":["changed <type>"]}]}`},
+		{name: "schema check unknown", method: "POST", path: "/connectors/x/schemas/check", wantStatus: 404, wantBody: `{"error_code":404,"message":"Connector x not found"}`},
+		{name: "schema check without Avro", method: "POST", path: "/connectors/plain/schemas/check", wantStatus: 400,
+			wantBody: `{"error_code":400,"message":"Connector plain does not use a schema registry"}`},
 		{name: "plugins", method: "GET", path: "/connector-plugins", wantStatus: 200, wantBody: `[{"class":"C","type":"source","version":"v"}]`},
 		{name: "all plugins", method: "GET", path: "/connector-plugins?connectorsOnly=false", wantStatus: 200,
 			wantBody: `[{"class":"C","type":"source","version":"v"},{"class":"J","type":"converter","version":"v"}]`},

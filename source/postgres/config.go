@@ -52,6 +52,9 @@ type Config struct {
 	TombstonesOnDelete bool
 	MessageKeyColumns  map[string][]string // "schema.table" → columns
 	Modes              catalog.Modes
+	// SchemaNames adjusts the key, row and envelope schema names (schema.name.adjustment.mode); FieldNames
+	// adjusts the column field names (field.name.adjustment.mode). Both keep names as they are by default.
+	SchemaNames, FieldNames *schema.NameAdjuster
 }
 
 // Filter selects schemas, tables and columns as Debezium's include/exclude lists do: comma-separated
@@ -211,6 +214,8 @@ func ParseConfig(name string, props map[string]string, log *slog.Logger) (*Confi
 		MoneyFractionDigits:    p.integer("money.fraction.digits", 2, 0, 100),
 		UnavailablePlaceholder: p.str("unavailable.value.placeholder", "__debezium_unavailable_value"),
 	}
+	c.SchemaNames = p.nameAdjuster("schema.name.adjustment.mode", schema.NewSchemaNameAdjuster)
+	c.FieldNames = p.nameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
 	}
@@ -246,6 +251,15 @@ func (p *parser) oneOf(key, def string, allowed ...string) string {
 	}
 	p.fail(key, v, "the value must be one of "+strings.Join(allowed, ", "))
 	return def
+}
+
+// nameAdjuster builds the adjuster of an adjustment-mode key: none (the default), avro or avro_unicode.
+func (p *parser) nameAdjuster(key string, build func(mode string) (*schema.NameAdjuster, error)) *schema.NameAdjuster {
+	a, err := build(p.oneOf(key, "none", "none", "avro", "avro_unicode"))
+	if err != nil { // unreachable: oneOf only returns the modes build knows
+		p.fail(key, p.props[key], err.Error())
+	}
+	return a
 }
 
 func (p *parser) integer(key string, def, min, max int) int {

@@ -106,7 +106,9 @@ func catalogColumns(info *catalog.Table) []relColumn {
 	return cols
 }
 
-// newTable builds a table's converters and schemas for rows laid out as cols.
+// newTable builds a table's converters and schemas for rows laid out as cols. Like Debezium's
+// TableSchemaBuilder it passes the key, row and envelope schema names through schema.name.adjustment.mode
+// and the column field names through field.name.adjustment.mode.
 func newTable(cfg *Config, info *catalog.Table, cols []relColumn, headers []source.Header, log *slog.Logger) (*table, error) {
 	t := &table{schemaName: info.Schema, name: info.Name, topic: cfg.Topics.SchemaTableTopic(info.Schema, info.Name), headers: headers, log: log}
 	byName := make(map[string]catalog.Column, len(info.Columns))
@@ -114,6 +116,7 @@ func newTable(cfg *Config, info *catalog.Table, cols []relColumn, headers []sour
 		byName[col.Name] = col
 	}
 	var fields []schema.Field
+	fieldOf := map[string]int{} // column name → row field index
 	for _, rc := range cols {
 		tc := tableColumn{name: rc.name, field: -1}
 		col, ok := byName[rc.name]
@@ -126,14 +129,23 @@ func newTable(cfg *Config, info *catalog.Table, cols []relColumn, headers []sour
 			case err != nil:
 				return nil, fmt.Errorf("column %s of %s.%s: %w", rc.name, info.Schema, info.Name, err)
 			default:
+				fieldName, err := cfg.FieldNames.Adjust(rc.name)
+				if err != nil {
+					return nil, fmt.Errorf("column %s of %s.%s: %w", rc.name, info.Schema, info.Name, err)
+				}
 				tc.field, tc.conv = len(fields), conv
-				fields = append(fields, schema.Field{Name: rc.name, Schema: conv.Schema()})
+				fieldOf[rc.name] = tc.field
+				fields = append(fields, schema.Field{Name: fieldName, Schema: conv.Schema()})
 			}
 		}
 		t.cols = append(t.cols, tc)
 	}
-	t.rowSchema = &schema.Schema{Type: schema.StructT, Optional: true, Name: schema.ValueSchemaName(t.topic), Fields: fields}
-	t.envelope = schema.EnvelopeSchema(schema.EnvelopeSchemaName(t.topic), t.rowSchema, schema.PostgresSourceSchema())
+	valueName, envelopeName, keyName, err := t.schemaNames(cfg.SchemaNames)
+	if err != nil {
+		return nil, err
+	}
+	t.rowSchema = &schema.Schema{Type: schema.StructT, Optional: true, Name: valueName, Fields: fields}
+	t.envelope = schema.EnvelopeSchema(envelopeName, t.rowSchema, schema.PostgresSourceSchema())
 
 	for _, name := range info.PrimaryKey {
 		for i, rc := range cols {
@@ -150,16 +162,27 @@ func newTable(cfg *Config, info *catalog.Table, cols []relColumn, headers []sour
 	if len(keyCols) > 0 {
 		var keyFields []schema.Field
 		for _, name := range keyCols {
-			i := t.rowSchema.FieldIndex(name)
-			if i < 0 {
+			i, ok := fieldOf[name]
+			if !ok {
 				return nil, fmt.Errorf("key column %q of %s.%s is not among the captured columns (check message.key.columns and column.exclude.list)", name, info.Schema, info.Name)
 			}
 			t.keyFields = append(t.keyFields, i)
 			keyFields = append(keyFields, fields[i])
 		}
-		t.keySchema = &schema.Schema{Type: schema.StructT, Name: schema.KeySchemaName(t.topic), Fields: keyFields}
+		t.keySchema = &schema.Schema{Type: schema.StructT, Name: keyName, Fields: keyFields}
 	}
 	return t, nil
+}
+
+// schemaNames returns the row, envelope and key schema names of the table's topic, adjusted.
+func (t *table) schemaNames(adjuster *schema.NameAdjuster) (value, envelope, key string, err error) {
+	names := []string{schema.ValueSchemaName(t.topic), schema.EnvelopeSchemaName(t.topic), schema.KeySchemaName(t.topic)}
+	for i, name := range names {
+		if names[i], err = adjuster.Adjust(name); err != nil {
+			return "", "", "", fmt.Errorf("schema names of %s.%s: %w", t.schemaName, t.name, err)
+		}
+	}
+	return names[0], names[1], names[2], nil
 }
 
 // row decodes a tuple into the row struct. An unchanged TOASTed value ('u') is taken from old when the old

@@ -1,0 +1,87 @@
+package connect
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/cdcd/cdcd/connect/config"
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/avro"
+	"github.com/cdcd/cdcd/source/postgres"
+)
+
+// SchemaCheck is the answer of POST /connectors/{name}/schemas/check: whether the schema registry would
+// accept the schemas each captured table's next events would carry.
+type SchemaCheck struct {
+	Connector string             `json:"connector"`
+	Tables    []TableSchemaCheck `json:"tables"`
+}
+
+// TableSchemaCheck is the verdict on one subject of a table: its key's or its value's.
+type TableSchemaCheck struct {
+	Table      string   `json:"table"`
+	Subject    string   `json:"subject"`
+	Compatible bool     `json:"compatible"`
+	Messages   []string `json:"messages"`
+}
+
+// schemaChecker is a converter that can ask its schema registry about a schema without writing with it
+// (AvroConverter).
+type schemaChecker interface {
+	CheckCompatibility(ctx context.Context, topic string, s *schema.Schema) (avro.Compatibility, error)
+}
+
+var _ schemaChecker = (*avro.Converter)(nil)
+
+// CheckSchemas builds the key and envelope schemas of every table the connector captures from the
+// database's catalog as it is now, and asks the registry whether each would be accepted: a pre-flight
+// check before resuming a connector after DDL. The schemas are those the connector emits, before any
+// transforms. It refuses a connector whose converters do not use a schema registry.
+func (w *Worker) CheckSchemas(ctx context.Context, name string) (SchemaCheck, error) {
+	info, err := w.ConnectorInfo(name)
+	if err != nil {
+		return SchemaCheck{}, err
+	}
+	enc, _ := w.encoder.(recordEncoder)
+	key, keyChecks := enc.key.(schemaChecker)
+	value, valueChecks := enc.value.(schemaChecker)
+	if !keyChecks && !valueChecks {
+		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: fmt.Sprintf(
+			"Connector %s does not use a schema registry: neither key.converter nor value.converter is %s", name, config.AvroConverter)}
+	}
+	resolved, err := w.ResolveConnectorConfig(info.Config)
+	if err != nil {
+		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: err.Error()}
+	}
+	cfg, err := postgres.ParseConfig(name, resolved, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: err.Error()}
+	}
+	tables, err := postgres.CurrentSchemas(ctx, cfg, w.log)
+	if err != nil {
+		return SchemaCheck{}, fmt.Errorf("connector %s: %w", name, err)
+	}
+	out := SchemaCheck{Connector: name, Tables: []TableSchemaCheck{}}
+	for _, t := range tables {
+		sides := []struct {
+			checker schemaChecker
+			schema  *schema.Schema
+		}{{key, t.Key}, {value, t.Value}}
+		for _, side := range sides {
+			if side.checker == nil || side.schema == nil { // not Avro, or a keyless table's null keys
+				continue
+			}
+			res, err := side.checker.CheckCompatibility(ctx, t.Topic, side.schema)
+			if err != nil {
+				return SchemaCheck{}, fmt.Errorf("connector %s, table %s.%s: %w", name, t.Schema, t.Table, err)
+			}
+			messages := res.Messages
+			if messages == nil {
+				messages = []string{}
+			}
+			out.Tables = append(out.Tables, TableSchemaCheck{Table: t.Schema + "." + t.Table, Subject: res.Subject, Compatible: res.Compatible, Messages: messages})
+		}
+	}
+	return out, nil
+}
