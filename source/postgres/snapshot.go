@@ -446,21 +446,9 @@ func (s *snapshotRun) finish(ctx context.Context) error {
 
 // sourceInfo is the source block of a snapshot row: the snapshot's position, transaction and start time.
 func (s *snapshotRun) sourceInfo(t *table, marker snapshot.Marker) *schema.Struct {
-	src := schema.NewStruct(schema.PostgresSourceSchema())
-	ts := s.started
-	return src.Set("version", source.Version).
-		Set("connector", "postgresql").
-		Set("name", s.r.cfg.TopicPrefix).
-		Set("ts_ms", ts.UnixMilli()).
+	return newSource(s.r.cfg, s.started, 0, s.exp.position, t.schemaName, t.name).
 		Set("snapshot", string(marker)).
-		Set("db", s.r.cfg.DBName).
-		Set("sequence", sequence(0, s.exp.position)).
-		Set("ts_us", ts.UnixMicro()).
-		Set("ts_ns", ts.UnixMicro()*1000).
-		Set("schema", t.schemaName).
-		Set("table", t.name).
-		Set("txId", s.txID).
-		Set("lsn", int64(s.exp.position))
+		Set("txId", s.txID)
 }
 
 // envelope is a snapshot row's value: op "r" with only an after image.

@@ -121,7 +121,7 @@ func (st *streamState) commit(end LSN) {
 	st.transactions.Inc()
 	st.lastCommit = end
 	st.skipBelow = 0
-	off := Offset{LSN: end, LastProcessed: end, LastCommit: end, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: "COMMIT"}
+	off := st.boundaryOffset(end, "COMMIT")
 	if st.covered != nil {
 		if uint64(end) >= st.covered.MaxPosition() {
 			st.covered = nil
@@ -145,23 +145,34 @@ func (st *streamState) emit(evs ...source.Event) {
 
 // sourceInfo builds the source block for a change at lsn.
 func (st *streamState) sourceInfo(lsn LSN, schemaName, table string, withTx bool) *schema.Struct {
-	src := schema.NewStruct(schema.PostgresSourceSchema())
-	ts := st.commitTime
-	src.Set("version", source.Version).
+	src := newSource(st.cfg, st.commitTime, st.lastCommit, lsn, schemaName, table)
+	if withTx {
+		src.Set("txId", int64(st.xid))
+	}
+	return src
+}
+
+// newSource fills the fields every PostgreSQL source block has: the change's time ts and position lsn,
+// and lastCommit for source.sequence. Callers add txId and the snapshot marker where they apply.
+func newSource(cfg *Config, ts time.Time, lastCommit, lsn LSN, schemaName, table string) *schema.Struct {
+	return schema.NewStruct(schema.PostgresSourceSchema()).
+		Set("version", source.Version).
 		Set("connector", "postgresql").
-		Set("name", st.cfg.TopicPrefix).
+		Set("name", cfg.TopicPrefix).
 		Set("ts_ms", ts.UnixMilli()).
-		Set("db", st.cfg.DBName).
-		Set("sequence", sequence(st.lastCommit, lsn)).
+		Set("db", cfg.DBName).
+		Set("sequence", sequence(lastCommit, lsn)).
 		Set("ts_us", ts.UnixMicro()).
 		Set("ts_ns", ts.UnixMicro()*1000).
 		Set("schema", schemaName).
 		Set("table", table).
 		Set("lsn", int64(lsn))
-	if withTx {
-		src.Set("txId", int64(st.xid))
-	}
-	return src
+}
+
+// boundaryOffset is the offset cdcd records at a transaction boundary at lsn: resume there, nothing of the
+// transaction left to skip.
+func (st *streamState) boundaryOffset(lsn LSN, messageType string) Offset {
+	return Offset{LSN: lsn, LastProcessed: lsn, LastCommit: lsn, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: messageType}
 }
 
 // sequence is Debezium's source.sequence: a JSON list of the last commit LSN and this change's LSN as
@@ -314,7 +325,7 @@ func (st *streamState) message(lsn LSN, m *pglogrepl.LogicalDecodingMessage) err
 		st.emit(ev)
 		return nil
 	}
-	off := Offset{LSN: lsn, LastProcessed: lsn, LastCommit: lsn, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: "MESSAGE"}
+	off := st.boundaryOffset(lsn, "MESSAGE")
 	st.ready = append(st.ready, source.Batch{Events: []source.Event{ev}, Offset: off.Fields(), Position: lsnPosition(lsn)})
 	return nil
 }
@@ -336,7 +347,7 @@ func (st *streamState) heartbeat(ctx context.Context) error {
 		KeySchema: keySchema, Key: schema.NewStruct(keySchema).Set("serverName", st.cfg.TopicPrefix),
 		ValueSchema: valueSchema, Value: schema.NewStruct(valueSchema).Set("ts_ms", st.now().UnixMilli()),
 	}
-	off := Offset{LSN: st.lastCommit, LastProcessed: st.lastCommit, LastCommit: st.lastCommit, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: "COMMIT"}
+	off := st.boundaryOffset(st.lastCommit, "COMMIT")
 	st.ready = append(st.ready, source.Batch{Events: []source.Event{ev}, Offset: off.Fields(), Position: lsnPosition(st.lastCommit)})
 	return nil
 }
