@@ -12,7 +12,6 @@ import (
 	"github.com/cdcd/cdcd/connect/transforms"
 	"github.com/cdcd/cdcd/sink/kafka"
 	"github.com/cdcd/cdcd/source"
-	"github.com/cdcd/cdcd/source/postgres"
 )
 
 // State is a connector's or task's state as Connect's REST API reports it.
@@ -86,8 +85,7 @@ func (c *task) run(ctx context.Context) {
 			c.setState(Stopped, nil)
 			return
 		}
-		var cfgErr *postgres.ConfigError
-		if errors.As(err, &cfgErr) || isFatal(err) {
+		if isFatal(err) {
 			c.log.Error("connector failed; fix the cause and restart it", "error", err)
 			c.setState(Failed, err)
 			return
@@ -104,6 +102,12 @@ func (c *task) run(ctx context.Context) {
 	}
 }
 
+// fatalError marks an error a restart cannot fix.
+type fatalError struct{ error }
+
+func (e fatalError) Fatal() bool   { return true }
+func (e fatalError) Unwrap() error { return e.error }
+
 // isFatal reports errors a restart cannot fix.
 func isFatal(err error) bool {
 	var fatal interface{ Fatal() bool }
@@ -111,25 +115,29 @@ func isFatal(err error) bool {
 }
 
 func (c *task) attempt(ctx context.Context) error {
-	cfg, err := postgres.ParseConfig(c.name, c.props, c.log)
+	plug, err := pluginFor(c.props)
+	if err != nil {
+		return fatalError{err}
+	}
+	src, err := plug.parse(c.name, c.props, c.log)
 	if err != nil {
 		return err
 	}
-	key, err := offsets.Key(c.name, map[string]any{"server": cfg.TopicPrefix})
+	key, err := offsets.Key(c.name, src.Partition())
 	if err != nil {
 		return err
 	}
-	var start *postgres.Offset
+	var stored map[string]any
 	if raw, ok := c.w.offsets.Get(key); ok {
 		m, err := offsets.DecodeValue(raw)
 		if err != nil {
 			return fmt.Errorf("stored offset of connector %q: %w", c.name, err)
 		}
-		o, err := postgres.ParseOffset(m.Map())
-		if err != nil {
-			return fmt.Errorf("stored offset of connector %q: %w", c.name, err)
-		}
-		start = &o
+		stored = m.Map()
+	}
+	reader, err := src.NewReader(stored, c.w, c.log)
+	if err != nil {
+		return fmt.Errorf("stored offset of connector %q: %w", c.name, err)
 	}
 	chain, err := transforms.New(c.props, c.log)
 	if err != nil {
@@ -146,8 +154,6 @@ func (c *task) attempt(ctx context.Context) error {
 	defer sender.Close(context.Background())
 
 	c.setState(Running, nil)
-	reader := postgres.NewReader(cfg, start, c.log)
-	reader.Recorder = c.w.ledger
 	p := &Pipeline{
 		Reader:        gatedReader{Reader: reader, gate: c.gate},
 		Transforms:    chain,

@@ -15,7 +15,6 @@ import (
 	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/connect/transforms"
 	"github.com/cdcd/cdcd/source"
-	"github.com/cdcd/cdcd/source/postgres"
 )
 
 // This file is the herder: what Connect's StandaloneHerder does for the REST API, with its messages.
@@ -55,8 +54,6 @@ func (w *Worker) SetDeleteHook(h DeleteHook) {
 	w.onDelete = h
 }
 
-// TaskClass is the task.class Debezium's PostgreSQL connector gives its task.
-const TaskClass = "io.debezium.connector.postgresql.PostgresConnectorTask"
 
 // ConnectorType is the lower-case connector type of ConnectorInfo and plugin listings.
 const ConnectorType = "source"
@@ -171,9 +168,13 @@ func (w *Worker) TaskConfigs(name string) ([]TaskInfo, error) {
 		return nil, err
 	}
 	out := []TaskInfo{}
+	taskClass := ""
+	if p := findPlugin(info.Config["connector.class"]); p != nil {
+		taskClass = p.taskClass
+	}
 	for _, id := range info.Tasks {
 		cfg := maps.Clone(info.Config)
-		cfg["task.class"] = TaskClass
+		cfg["task.class"] = taskClass
 		out = append(out, TaskInfo{ID: id, Config: cfg})
 	}
 	return out, nil
@@ -568,7 +569,10 @@ func (w *Worker) ResetConnectorOffsets(name string) (string, error) {
 
 // ConnectorPlugins lists the connector plugins; with connectorsOnly false, the converters too.
 func (w *Worker) ConnectorPlugins(connectorsOnly bool) []PluginInfo {
-	out := []PluginInfo{{Class: postgres.ConnectorClass, Type: ConnectorType, Version: pluginVersion()}}
+	var out []PluginInfo
+	for _, p := range plugins {
+		out = append(out, PluginInfo{Class: p.class, Type: ConnectorType, Version: pluginVersion()})
+	}
 	if connectorsOnly {
 		return out
 	}
@@ -583,16 +587,10 @@ func (w *Worker) ConnectorPlugins(connectorsOnly bool) []PluginInfo {
 	return out
 }
 
-// matchesPlugin reports whether name (a class, its simple name, or that without "Connector") names the
-// PostgreSQL connector, as Connect's plugin aliases do.
-func matchesPlugin(name string) bool {
-	simple := postgres.ConnectorClass[strings.LastIndexByte(postgres.ConnectorClass, '.')+1:]
-	return name == postgres.ConnectorClass || name == simple || name == strings.TrimSuffix(simple, "Connector")
-}
-
 // PluginConfig returns the connector plugin's setting definitions: Debezium's, then Connect's own.
 func (w *Worker) PluginConfig(plugin string) ([]config.ConfigKeyInfo, error) {
-	if !matchesPlugin(plugin) {
+	p := findPlugin(plugin)
+	if p == nil {
 		return nil, notFound("Unknown plugin %s.", plugin)
 	}
 	// Without a config to validate, Connect knows no converter defaults: only validate fills in the worker's.
@@ -602,7 +600,7 @@ func (w *Worker) PluginConfig(plugin string) ([]config.ConfigKeyInfo, error) {
 			connectKeys[i].Default = nil
 		}
 	}
-	infos := config.NewConfigInfos(postgres.ConnectorClass, append(postgres.ConfigKeys(), connectKeys...), config.Result{})
+	infos := config.NewConfigInfos(p.class, append(p.keys(), connectKeys...), config.Result{})
 	out := make([]config.ConfigKeyInfo, 0, len(infos.Configs))
 	for _, c := range infos.Configs {
 		out = append(out, *c.Definition)
@@ -627,38 +625,44 @@ func (w *Worker) ValidateConnectorConfig(plugin string, cfg map[string]string) (
 
 func trimConnector(s string) string { return strings.TrimSuffix(s, "Connector") }
 
-// validate is AbstractHerder.validateConnectorConfig for the PostgreSQL connector: Connect's own keys
-// checked as Connect checks them, Debezium's as Debezium does, and then what cdcd itself refuses
-// (postgres.ParseConfig) added to the key it concerns.
+// validate is AbstractHerder.validateConnectorConfig: Connect's own keys checked as Connect checks them,
+// the connector's as Debezium does, and then what cdcd itself refuses (the plugin's parse) added to the
+// key it concerns.
 func (w *Worker) validate(cfg map[string]string) (config.ConfigInfos, error) {
 	class, ok := cfg["connector.class"]
 	if !ok {
 		return config.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: "Connector config contains no connector type"}
 	}
-	if !matchesPlugin(class) {
+	p := findPlugin(class)
+	if p == nil {
+		descs := make([]string, len(plugins))
+		for i, p := range plugins {
+			descs[i] = fmt.Sprintf("PluginDesc{klass=class %s, name='%s', version='%s', encodedVersion=%s, type=source, typeName='source', location='classpath'}",
+				p.class, p.class, pluginVersion(), pluginVersion())
+		}
 		return config.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: fmt.Sprintf(
-			"Failed to find any class that implements Connector and which name matches %s, available connectors are: PluginDesc{klass=class %s, name='%s', version='%s', encodedVersion=%s, type=source, typeName='source', location='classpath'}",
-			class, postgres.ConnectorClass, postgres.ConnectorClass, pluginVersion(), pluginVersion())}
+			"Failed to find any class that implements Connector and which name matches %s, available connectors are: %s",
+			class, strings.Join(descs, ", "))}
 	}
 	connectKeys := w.connectorKeys()
 	res := config.Validate(connectKeys, cfg)
-	res.Values = append(res.Values, postgres.ValidateConfig(cfg).Values...)
+	res.Values = append(res.Values, p.validate(cfg).Values...)
 	if res.ErrorCount() == 0 {
-		addParseErrors(&res, w, cfg)
+		addParseErrors(&res, w, p, cfg)
 	}
 	addTransformErrors(&res, cfg)
-	return config.NewConfigInfos(postgres.ConnectorClass, append(connectKeys, postgres.ConfigKeys()...), res), nil
+	return config.NewConfigInfos(p.class, append(connectKeys, p.keys()...), res), nil
 }
 
 // addParseErrors adds cdcd's own refusals (a value Debezium accepts but cdcd cannot honour, such as
 // plugin.name=decoderbufs) to the values they concern.
-func addParseErrors(res *config.Result, w *Worker, cfg map[string]string) {
+func addParseErrors(res *config.Result, w *Worker, p *plugin, cfg map[string]string) {
 	resolved, err := w.ResolveConnectorConfig(cfg)
 	if err != nil {
 		addError(res, "connector.class", err.Error())
 		return
 	}
-	_, err = postgres.ParseConfig(cfg["name"], resolved, slog.New(slog.DiscardHandler))
+	_, err = p.parse(cfg["name"], resolved, slog.New(slog.DiscardHandler))
 	if err == nil {
 		return
 	}
@@ -668,9 +672,9 @@ func addParseErrors(res *config.Result, w *Worker, cfg map[string]string) {
 		errs = joined.Unwrap()
 	}
 	for _, e := range errs {
-		var ce *postgres.ConfigError
+		var ce configKeyError
 		if errors.As(e, &ce) {
-			addError(res, ce.Key, ce.Error())
+			addError(res, ce.ConfigKey(), ce.Error())
 		} else {
 			addError(res, "connector.class", e.Error())
 		}
@@ -719,7 +723,11 @@ var connectorKeyPrefixes = []string{"producer.override.", "consumer.override.", 
 // warnUnknownKeys logs each connector key neither Connect nor Debezium defines, with the closest known key,
 // as Connect's validation reports them; the key is otherwise ignored.
 func (w *Worker) warnUnknownKeys(name string, cfg map[string]string) {
-	res := config.Validate(append(w.connectorKeys(), postgres.ConfigKeys()...), cfg, connectorKeyPrefixes...)
+	keys := w.connectorKeys()
+	if p := findPlugin(cfg["connector.class"]); p != nil {
+		keys = append(keys, p.keys()...)
+	}
+	res := config.Validate(keys, cfg, connectorKeyPrefixes...)
 	for _, u := range res.Unknown {
 		w.log.Warn("unknown connector property ignored", "connector", name, "key", u.Name, "did_you_mean", u.Suggestion)
 	}

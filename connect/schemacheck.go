@@ -8,7 +8,6 @@ import (
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/schema/avro"
-	"github.com/cdcd/cdcd/source/postgres"
 )
 
 // SchemaCheck is the answer of POST /connectors/{name}/schemas/check: whether the schema registry would
@@ -54,11 +53,20 @@ func (w *Worker) CheckSchemas(ctx context.Context, name string) (SchemaCheck, er
 	if err != nil {
 		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: err.Error()}
 	}
-	cfg, err := postgres.ParseConfig(name, resolved, slog.New(slog.DiscardHandler))
+	p, err := pluginFor(resolved)
 	if err != nil {
 		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: err.Error()}
 	}
-	tables, err := postgres.CurrentSchemas(ctx, cfg, w.log)
+	src, err := p.parse(name, resolved, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: err.Error()}
+	}
+	lister, ok := src.(schemaLister)
+	if !ok {
+		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: fmt.Sprintf(
+			"Connector %s (%s) cannot list its tables' schemas before streaming; the check supports %s", name, p.class, postgresPlugin.class)}
+	}
+	tables, err := lister.CurrentSchemas(ctx, w.log)
 	if err != nil {
 		return SchemaCheck{}, fmt.Errorf("connector %s: %w", name, err)
 	}

@@ -45,9 +45,9 @@ func (r slotRegistry) Connectors() []slotguard.ConnectorSlot {
 		if err != nil {
 			continue
 		}
-		cfg, err := postgres.ParseConfig(e.name, resolved, slog.New(slog.DiscardHandler))
-		if err != nil {
-			continue
+		cfg, ok := postgresConfig(e.name, resolved)
+		if !ok {
+			continue // not a PostgreSQL connector, or one whose config its task refuses too
 		}
 		out = append(out, slotguard.ConnectorSlot{
 			Connector: e.name, Server: cfg.Server(), Database: cfg.DBName, SlotName: cfg.SlotName,
@@ -67,9 +67,9 @@ func (w *Worker) dropSlotOnDelete(ctx context.Context, name string, props map[st
 	if err != nil {
 		return err
 	}
-	cfg, err := postgres.ParseConfig(name, resolved, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return err
+	cfg, ok := postgresConfig(name, resolved)
+	if !ok {
+		return nil // only PostgreSQL connectors have slots
 	}
 	return w.guardian.DropConnectorSlot(ctx, cfg.Server(), cfg.SlotName)
 }
@@ -84,3 +84,12 @@ func (w *Worker) EnableSlotDropOnDelete(requested func(context.Context) bool) {
 
 // isGuardianKey reports worker keys that belong to the slot guardian rather than to Connect.
 func isGuardianKey(key string) bool { return strings.HasPrefix(key, slotguard.ConfigPrefix) }
+
+// postgresConfig parses a resolved config when it is a valid PostgreSQL connector's.
+func postgresConfig(name string, resolved map[string]string) (*postgres.Config, bool) {
+	if findPlugin(resolved["connector.class"]) != postgresPlugin {
+		return nil, false
+	}
+	cfg, err := postgres.ParseConfig(name, resolved, slog.New(slog.DiscardHandler))
+	return cfg, err == nil
+}

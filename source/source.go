@@ -55,3 +55,11 @@ type OffsetField struct {
 	Name  string
 	Value any
 }
+
+// TableSchemas is a captured table's topic and the key and envelope schemas its next events would carry.
+type TableSchemas struct {
+	Schema, Table string // the table's schema (PostgreSQL) or database (MySQL), and its name
+	Topic         string
+	Key           *schema.Schema // nil: the table has no key, its events have null keys
+	Value         *schema.Schema // the envelope
+}

@@ -108,11 +108,7 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 			errs = append(errs, fmt.Errorf("%s: %w", path, err))
 			continue
 		}
-		if class := resolved["connector.class"]; class != postgres.ConnectorClass && !strings.HasSuffix(postgres.ConnectorClass, "."+class) {
-			errs = append(errs, fmt.Errorf("%s: connector.class %q is not supported; cdcd runs %s", path, class, postgres.ConnectorClass))
-			continue
-		}
-		if _, err := postgres.ParseConfig(cf.Name, resolved, log.With("connector", cf.Name)); err != nil {
+		if err := connect.ParseConnectorConfig(cf.Name, resolved, log.With("connector", cf.Name)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: connector %s: %w", path, cf.Name, err))
 			continue
 		}

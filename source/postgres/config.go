@@ -114,6 +114,12 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("Invalid value %s for configuration %s: %s", e.Value, e.Key, e.Reason)
 }
 
+// ConfigKey names the key the error concerns.
+func (e *ConfigError) ConfigKey() string { return e.Key }
+
+// Fatal tells the worker that restarting the task cannot help: the config must change.
+func (e *ConfigError) Fatal() bool { return true }
+
 const reasonRequired = "the key is required"
 
 // ParseConfig reads a connector config. Every refused value is reported (errors.Join of *ConfigError);

@@ -7,21 +7,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
 )
 
-// TableSchemas is a captured table's topic and the key and envelope schemas its next events would carry.
-type TableSchemas struct {
-	Schema, Table string
-	Topic         string
-	Key           *schema.Schema // nil: the table has no key, its events have null keys
-	Value         *schema.Schema // the envelope
-}
-
 // CurrentSchemas builds the schemas of every table cfg captures from the catalog as it is now, the way a
 // snapshot of the table would: what a schema pre-flight check compares with the registry.
-func CurrentSchemas(ctx context.Context, cfg *Config, log *slog.Logger) ([]TableSchemas, error) {
+func CurrentSchemas(ctx context.Context, cfg *Config, log *slog.Logger) ([]source.TableSchemas, error) {
 	conn, err := pgx.Connect(ctx, cfg.dsn(false))
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", cfg.Server(), err)
@@ -31,13 +23,13 @@ func CurrentSchemas(ctx context.Context, cfg *Config, log *slog.Logger) ([]Table
 	if err != nil {
 		return nil, fmt.Errorf("reading the catalog: %w", err)
 	}
-	out := make([]TableSchemas, 0, len(infos))
+	out := make([]source.TableSchemas, 0, len(infos))
 	for _, info := range infos {
 		t, err := newTable(cfg, info, catalogColumns(info), nil, log)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, TableSchemas{Schema: info.Schema, Table: info.Name, Topic: t.topic, Key: t.keySchema, Value: t.envelope})
+		out = append(out, source.TableSchemas{Schema: info.Schema, Table: info.Name, Topic: t.topic, Key: t.keySchema, Value: t.envelope})
 	}
 	return out, nil
 }
