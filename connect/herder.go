@@ -54,7 +54,6 @@ func (w *Worker) SetDeleteHook(h DeleteHook) {
 	w.onDelete = h
 }
 
-
 // ConnectorType is the lower-case connector type of ConnectorInfo and plugin listings.
 const ConnectorType = "source"
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/mysql"
+	"github.com/cdcd/cdcd/source/mysql/types"
 	"github.com/cdcd/cdcd/source/postgres"
 )
 
@@ -44,7 +46,7 @@ type configKeyError interface {
 }
 
 // plugins are the connector classes cdcd runs, in the order GET /connector-plugins lists them.
-var plugins = []*plugin{postgresPlugin}
+var plugins = []*plugin{postgresPlugin, mysqlPlugin(mysql.MySQLConnectorClass, types.MySQL), mysqlPlugin(mysql.MariaDBConnectorClass, types.MariaDB)}
 
 // findPlugin returns the plugin that name (a class, its simple name, or that without "Connector") names,
 // as Connect's plugin aliases do, or nil.
@@ -126,4 +128,37 @@ func (s postgresSource) NewReader(stored map[string]any, w *Worker, log *slog.Lo
 
 func (s postgresSource) CurrentSchemas(ctx context.Context, log *slog.Logger) ([]source.TableSchemas, error) {
 	return postgres.CurrentSchemas(ctx, s.cfg, log)
+}
+
+// mysqlPlugin is the MySQL or MariaDB connector: one reader, the flavor chosen by the class.
+func mysqlPlugin(class string, flavor types.Flavor) *plugin {
+	return &plugin{
+		class:     class,
+		taskClass: strings.TrimSuffix(class, "Connector") + "ConnectorTask",
+		keys:      mysql.ConfigKeys,
+		validate:  mysql.ValidateConfig,
+		parse: func(name string, resolved map[string]string, log *slog.Logger) (taskSource, error) {
+			cfg, err := mysql.ParseConfig(name, flavor, resolved, log)
+			if err != nil {
+				return nil, err
+			}
+			return mysqlSource{cfg}, nil
+		},
+	}
+}
+
+type mysqlSource struct{ cfg *mysql.Config }
+
+func (s mysqlSource) Partition() map[string]any { return map[string]any{"server": s.cfg.TopicPrefix} }
+
+func (s mysqlSource) NewReader(stored map[string]any, _ *Worker, log *slog.Logger) (Reader, error) {
+	var start *mysql.Offset
+	if stored != nil {
+		o, err := mysql.ParseOffset(stored)
+		if err != nil {
+			return nil, err
+		}
+		start = &o
+	}
+	return mysql.NewReader(s.cfg, start, log), nil
 }

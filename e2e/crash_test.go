@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,7 +74,8 @@ type kafkaChange struct {
 	id      int
 	op      string
 	version int64
-	lsn     int64
+	// position is the change's place in the database log: the PostgreSQL LSN, or binlog file:pos/row.
+	position string
 }
 
 // TestCrashSafety kills cdcd with SIGKILL at random moments under a continuous insert/update/delete
@@ -107,71 +108,7 @@ func TestCrashSafety(t *testing.T) {
 	p := startCdcd(t, workerPath, connPath)
 	waitSlotActive(t, ctx, db, conn["slot.name"], p)
 
-	// The workload: small transactions of random inserts, updates and deletes, recorded once committed.
-	var (
-		mu        sync.Mutex
-		committed []committedChange
-		version   atomic.Int64
-		stopWork  = make(chan struct{})
-		workDone  = make(chan error, 1)
-	)
-	go func() {
-		wconn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			workDone <- err
-			return
-		}
-		defer wconn.Close(context.Background())
-		exists := map[int]bool{}
-		for {
-			select {
-			case <-stopWork:
-				workDone <- nil
-				return
-			default:
-			}
-			tx, err := wconn.Begin(ctx)
-			if err != nil {
-				workDone <- err
-				return
-			}
-			var changes []committedChange
-			next := map[int]bool{}
-			for k, v := range exists {
-				next[k] = v
-			}
-			for range 1 + rand.IntN(4) {
-				id := 1 + rand.IntN(100)
-				v := version.Add(1)
-				var sql, op string
-				switch {
-				case !next[id]:
-					sql, op = "INSERT INTO crash VALUES ($1, $2)", "c"
-					next[id] = true
-				case rand.IntN(10) < 8:
-					sql, op = "UPDATE crash SET version = $2 WHERE id = $1", "u"
-				default:
-					sql, op = "DELETE FROM crash WHERE id = $1 AND $2 > 0", "d"
-					next[id] = false
-				}
-				if _, err := tx.Exec(ctx, sql, id, v); err != nil {
-					workDone <- err
-					return
-				}
-				changes = append(changes, committedChange{id, op, v})
-			}
-			if err := tx.Commit(ctx); err != nil {
-				workDone <- err
-				return
-			}
-			exists = next
-			mu.Lock()
-			committed = append(committed, changes...)
-			mu.Unlock()
-			time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
-		}
-	}()
-
+	work := startCrashWorkload(ctx, pgWorkload(ctx, dsn))
 	// The monitor: the slot's confirmed_flush_lsn must never pass the durable offset. The slot is read
 	// first; the offset only grows, so slot(t1) ≤ offset(t1) ≤ offset(t2) must hold.
 	offsetKey, err := offsets.Key("crash", map[string]any{"server": prefix})
@@ -221,22 +158,152 @@ func TestCrashSafety(t *testing.T) {
 		t.Logf("crash %d/%d done", i+1, crashes)
 	}
 	time.Sleep(time.Second)
-	close(stopWork)
-	if err := <-workDone; err != nil {
+	want := work.stop(t)
+	got, dups := checkCrashDelivery(t, ctx, brokers, prefix+".public.crash", want)
+	p.stop()
+	close(stopMonitor)
+	<-monitorDone
+	if len(violations) > 0 {
+		t.Errorf("confirmed_flush_lsn passed the durable offset %d times, e.g. %v", len(violations), violations[:min(5, len(violations))])
+	}
+	if checks == 0 {
+		t.Error("the slot/offset monitor never ran a check")
+	}
+	t.Logf("crash test: %d crashes, %d committed changes, %d events in Kafka, %d redelivered duplicates set aside, %d slot/offset checks",
+		crashes, len(want), len(got), dups, checks)
+}
+
+// crashWorkload runs small transactions of random inserts, updates and deletes on table crash (id, version)
+// and records each change once its transaction committed.
+type crashWorkload struct {
+	mu        sync.Mutex
+	committed []committedChange
+	stopWork  chan struct{}
+	workDone  chan error
+}
+
+// workloadTx is one transaction of the workload, in the database's own dialect.
+type workloadTx interface {
+	insert(id int, version int64) error
+	update(id int, version int64) error
+	delete(id int) error
+	commit() error
+}
+
+// startCrashWorkload runs the workload until stop; begin opens a transaction.
+func startCrashWorkload(ctx context.Context, begin func() (workloadTx, error)) *crashWorkload {
+	w := &crashWorkload{stopWork: make(chan struct{}), workDone: make(chan error, 1)}
+	go func() { w.workDone <- w.run(ctx, begin) }()
+	return w
+}
+
+func (w *crashWorkload) run(ctx context.Context, begin func() (workloadTx, error)) error {
+	var version int64
+	exists := map[int]bool{}
+	for {
+		select {
+		case <-w.stopWork:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		tx, err := begin()
+		if err != nil {
+			return err
+		}
+		var changes []committedChange
+		next := maps.Clone(exists)
+		for range 1 + rand.IntN(4) {
+			id := 1 + rand.IntN(100)
+			version++
+			var op string
+			switch {
+			case !next[id]:
+				op, err = "c", tx.insert(id, version)
+				next[id] = true
+			case rand.IntN(10) < 8:
+				op, err = "u", tx.update(id, version)
+			default:
+				op, err = "d", tx.delete(id)
+				next[id] = false
+			}
+			if err != nil {
+				return err
+			}
+			changes = append(changes, committedChange{id, op, version})
+		}
+		if err := tx.commit(); err != nil {
+			return err
+		}
+		exists = next
+		w.mu.Lock()
+		w.committed = append(w.committed, changes...)
+		w.mu.Unlock()
+		time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
+	}
+}
+
+// stop ends the workload and returns the committed changes in commit order.
+func (w *crashWorkload) stop(t testing.TB) []committedChange {
+	t.Helper()
+	close(w.stopWork)
+	if err := <-w.workDone; err != nil {
 		t.Fatalf("workload: %v", err)
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.committed
+}
 
+// pgWorkload opens the PostgreSQL workload's transactions.
+func pgWorkload(ctx context.Context, dsn string) func() (workloadTx, error) {
+	var conn *pgx.Conn
+	return func() (workloadTx, error) {
+		if conn == nil {
+			c, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				return nil, err
+			}
+			conn = c
+		}
+		tx, err := conn.Begin(ctx)
+		return pgTx{ctx, tx}, err
+	}
+}
+
+type pgTx struct {
+	ctx context.Context
+	tx  pgx.Tx
+}
+
+func (p pgTx) insert(id int, v int64) error {
+	_, err := p.tx.Exec(p.ctx, "INSERT INTO crash VALUES ($1, $2)", id, v)
+	return err
+}
+
+func (p pgTx) update(id int, v int64) error {
+	_, err := p.tx.Exec(p.ctx, "UPDATE crash SET version = $2 WHERE id = $1", id, v)
+	return err
+}
+
+func (p pgTx) delete(id int) error {
+	_, err := p.tx.Exec(p.ctx, "DELETE FROM crash WHERE id = $1", id)
+	return err
+}
+
+func (p pgTx) commit() error { return p.tx.Commit(p.ctx) }
+
+// checkCrashDelivery waits until every committed change is in topic (or gives up), then reports missing
+// changes and per-key order violations once redelivered events are set aside. It returns the events read
+// and how many were redeliveries.
+func checkCrashDelivery(t *testing.T, ctx context.Context, brokers []string, topic string, want []committedChange) ([]kafkaChange, int) {
+	t.Helper()
 	broker, err := capture.NewBroker(brokers)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer broker.Close()
-	topic := prefix + ".public.crash"
-	mu.Lock()
-	want := committed
-	mu.Unlock()
-
-	// Wait until every committed change is in Kafka (or give up and report what is missing).
 	var got []kafkaChange
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -250,10 +317,6 @@ func TestCrashSafety(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	p.stop()
-	close(stopMonitor)
-	<-monitorDone
-
 	if missing := missingChanges(want, got); len(missing) > 0 {
 		t.Errorf("%d of %d committed changes never reached Kafka, e.g. %+v", len(missing), len(want), missing[:min(5, len(missing))])
 	}
@@ -261,14 +324,7 @@ func TestCrashSafety(t *testing.T) {
 	if bad := orderViolations(unique); len(bad) > 0 {
 		t.Errorf("per-key order violated %d times, e.g. %v", len(bad), bad[:min(5, len(bad))])
 	}
-	if len(violations) > 0 {
-		t.Errorf("confirmed_flush_lsn passed the durable offset %d times, e.g. %v", len(violations), violations[:min(5, len(violations))])
-	}
-	if checks == 0 {
-		t.Error("the slot/offset monitor never ran a check")
-	}
-	t.Logf("crash test: %d crashes, %d committed changes, %d events in Kafka, %d redelivered duplicates set aside, %d slot/offset checks",
-		crashes, len(want), len(got), dups, checks)
+	return got, dups
 }
 
 // durableLSN reads the resume LSN of the offsets file now; 0 when there is none yet.
@@ -319,7 +375,10 @@ func parseChanges(t testing.TB, recs []capture.Record) []kafkaChange {
 					Version int64 `json:"version"`
 				} `json:"after"`
 				Source struct {
-					LSN int64 `json:"lsn"`
+					LSN  int64  `json:"lsn"`
+					File string `json:"file"`
+					Pos  int64  `json:"pos"`
+					Row  int    `json:"row"`
 				} `json:"source"`
 			} `json:"payload"`
 		}
@@ -327,7 +386,7 @@ func parseChanges(t testing.TB, recs []capture.Record) []kafkaChange {
 			t.Fatalf("record %s@%d: %v", r.Topic, r.Offset, err)
 		}
 		pl := env.Payload
-		c := kafkaChange{op: pl.Op, lsn: pl.Source.LSN}
+		c := kafkaChange{op: pl.Op, position: fmt.Sprintf("%d %s:%d/%d", pl.Source.LSN, pl.Source.File, pl.Source.Pos, pl.Source.Row)}
 		switch {
 		case pl.Op == "d" && pl.Before != nil:
 			c.id, c.version = pl.Before.ID, pl.Before.Version
@@ -374,7 +433,7 @@ func setAsideRedelivered(got []kafkaChange) ([]kafkaChange, int) {
 	seen := map[string]bool{}
 	var out []kafkaChange
 	for _, g := range got {
-		k := fmt.Sprintf("%d/%d/%s", g.id, g.lsn, g.op)
+		k := fmt.Sprintf("%d/%s/%s", g.id, g.position, g.op)
 		if seen[k] {
 			continue
 		}

@@ -293,8 +293,8 @@ func (h *handover) check() {
 				h.t.Errorf("%s delivered %s twice in one run (Kafka offsets %d and %d)", seg.worker, key, before.offset, e.offset)
 				continue
 			}
-			if before.lsn != e.lsn || before.txID != e.txID {
-				h.t.Errorf("%s redelivered %s at lsn %d tx %d, first delivered at lsn %d tx %d", seg.worker, key, e.lsn, e.txID, before.lsn, before.txID)
+			if before.position != e.position || before.txID != e.txID {
+				h.t.Errorf("%s redelivered %s at %s tx %d, first delivered at %s tx %d", seg.worker, key, e.position, e.txID, before.position, before.txID)
 			}
 			redeliveredTx[e.txID] = true
 		}

@@ -59,6 +59,15 @@ const (
 	SourceXmin      = "xmin"
 	SourceOrigin    = "origin"
 	SourceOriginLSN = "origin_lsn"
+
+	// The MySQL and MariaDB connectors' fields after the common ones (table as above).
+	SourceServerID = "server_id"
+	SourceGTID     = "gtid"
+	SourceFile     = "file"
+	SourcePos      = "pos"
+	SourceRow      = "row"
+	SourceThread   = "thread"
+	SourceQuery    = "query"
 )
 
 // Values of the source block's snapshot field (SnapshotRecord, lower-cased), in the schema's allowed order.
@@ -77,6 +86,8 @@ const (
 // them as they are, although Debezium passes some of them through the adjuster.
 const (
 	PostgresSourceName           = "io.debezium.connector.postgresql.Source"
+	MySQLSourceName              = "io.debezium.connector.mysql.Source"
+	MariaDBSourceName            = "io.debezium.connector.mariadb.Source"
 	TransactionBlockName         = "event.block"
 	TransactionEventCountName    = "event.collection"
 	HeartbeatKeyName             = "io.debezium.connector.common.ServerNameKey"
@@ -172,6 +183,21 @@ var PostgresSourceSchema = sync.OnceValue(func() *Schema {
 		Field{SourceOriginLSN, optionalInt64Schema},
 	)
 })
+
+// BinlogSourceSchema is the MySQL or MariaDB source block (BinlogSourceInfoStructMaker), named
+// MySQLSourceName or MariaDBSourceName; build it once per connector.
+func BinlogSourceSchema(name string) *Schema {
+	return sourceSchema(name,
+		Field{SourceTable, optionalStringSchema},
+		Field{SourceServerID, requiredInt64Schema},
+		Field{SourceGTID, optionalStringSchema},
+		Field{SourceFile, requiredStringSchema},
+		Field{SourcePos, requiredInt64Schema},
+		Field{SourceRow, &Schema{Type: Int32}},
+		Field{SourceThread, optionalInt64Schema},
+		Field{SourceQuery, optionalStringSchema},
+	)
+}
 
 // TransactionBlockSchema is the envelope's optional transaction block, event.block v1.
 var TransactionBlockSchema = sync.OnceValue(func() *Schema {

@@ -22,6 +22,9 @@ const (
 	NoData      Mode = "no_data"      // never snapshot data; stream from the slot
 	Always      Mode = "always"       // snapshot at every start, then stream
 	WhenNeeded  Mode = "when_needed"  // snapshot when there is no offset or the offset's position is gone
+	// Recovery (binlog connectors only) reads no data: it rebuilds the schema history from the tables'
+	// current structure, then streams from the stored offset.
+	Recovery Mode = "recovery"
 )
 
 // ParseMode reads snapshot.mode, mapping the names older Debezium releases used (never, schema_only →
@@ -60,7 +63,7 @@ type Plan struct {
 // Decide applies the mode to the stored state.
 func (m Mode) Decide(st State) Plan {
 	switch m {
-	case NoData:
+	case NoData, Recovery:
 		return Plan{Stream: true}
 	case Always:
 		return Plan{Snapshot: true, Stream: true}

@@ -4,6 +4,10 @@
 package source
 
 import (
+	"crypto/rand"
+	"fmt"
+	"time"
+
 	"github.com/cdcd/cdcd/schema"
 )
 
@@ -62,4 +66,29 @@ type TableSchemas struct {
 	Topic         string
 	Key           *schema.Schema // nil: the table has no key, its events have null keys
 	Value         *schema.Schema // the envelope
+}
+
+// ContextHeaders are the headers Debezium puts on every data record and tombstone: the connector's logical
+// name (topic.prefix), task id, connector type (postgresql, mysql, mariadb) and a run id new at every start.
+func ContextHeaders(logicalName, connector string) []Header {
+	str := &schema.Schema{Type: schema.String}
+	return []Header{
+		{Key: "__debezium.context.connectorLogicalName", Schema: str, Value: logicalName},
+		{Key: "__debezium.context.taskId", Schema: str, Value: "0"},
+		{Key: "__debezium.context.connectorName", Schema: str, Value: connector},
+		{Key: "__debezium.context.runId", Schema: str, Value: newRunID()},
+	}
+}
+
+// newRunID is Debezium's __debezium.context.runId: a time-ordered UUID (version 7) per task run.
+func newRunID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	ms := uint64(time.Now().UnixMilli())
+	for i := 0; i < 6; i++ {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	b[6] = 0x70 | b[6]&0x0f
+	b[8] = 0x80 | b[8]&0x3f
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

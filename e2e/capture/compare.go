@@ -148,7 +148,7 @@ func envelopeRules(raw []byte, payload *node, mode Mode) []*node {
 			}
 		}
 	}
-	isEnvelope := payload.get("op") != nil
+	isEnvelope := payload.get("op") != nil || payload.get("ddl") != nil // a change event or a binlog schema change
 	isHeartbeat := len(payload.keys) == 1 && payload.keys[0] == "ts_ms"
 	if isEnvelope || isHeartbeat {
 		pick(payload, "ts_ms", "ts_us", "ts_ns") // processing time
@@ -162,7 +162,7 @@ func envelopeRules(raw []byte, payload *node, mode Mode) []*node {
 	}
 	pick(source, "version")
 	if mode == Replay || inSnapshot(raw, source) {
-		pick(source, "ts_ms", "ts_us", "ts_ns", "lsn", "txId", "sequence", "xmin")
+		pick(source, "ts_ms", "ts_us", "ts_ns", "lsn", "txId", "sequence", "xmin", "file", "pos", "gtid", "thread")
 	}
 	if mode == Replay {
 		if tx := payload.get("transaction"); tx != nil {
@@ -186,13 +186,13 @@ func inSnapshot(raw []byte, source *node) bool {
 	return s != nil && s.kind != 'z' && string(raw[s.start:s.end]) != `"false"`
 }
 
-// offsetRules covers Connect offset values (PostgreSQL): positions differ on a replayed database.
+// offsetRules covers Connect offset values (PostgreSQL and binlog): positions differ on a replayed database.
 func offsetRules(_ []byte, payload *node, mode Mode) []*node {
 	if mode != Replay {
 		return nil
 	}
 	var out []*node
-	for _, name := range []string{"lsn", "lsn_proc", "lsn_commit", "txId", "ts_usec", "transaction_id"} {
+	for _, name := range []string{"lsn", "lsn_proc", "lsn_commit", "txId", "ts_usec", "transaction_id", "file", "pos", "gtids", "ts_sec", "event", "row"} {
 		if n := payload.get(name); n != nil {
 			out = append(out, n)
 		}

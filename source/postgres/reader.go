@@ -8,7 +8,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source"
 )
@@ -75,13 +73,7 @@ func (r *Reader) record(kind, name string) {
 
 // NewReader returns a reader for cfg resuming after start (nil: no stored offset).
 func NewReader(cfg *Config, start *Offset, log *slog.Logger) *Reader {
-	str := &schema.Schema{Type: schema.String}
-	r := &Reader{cfg: cfg, start: start, log: log, headers: []source.Header{
-		{Key: "__debezium.context.connectorLogicalName", Schema: str, Value: cfg.TopicPrefix},
-		{Key: "__debezium.context.taskId", Schema: str, Value: "0"},
-		{Key: "__debezium.context.connectorName", Schema: str, Value: "postgresql"},
-		{Key: "__debezium.context.runId", Schema: str, Value: newRunID()},
-	}}
+	r := &Reader{cfg: cfg, start: start, log: log, headers: source.ContextHeaders(cfg.TopicPrefix, "postgresql")}
 	if start != nil {
 		r.released.Store(uint64(start.ResumeLSN()))
 	}
@@ -336,19 +328,6 @@ func (r *Reader) connectSQL(ctx context.Context) (*pgx.Conn, error) {
 		return nil, fmt.Errorf("cannot connect to PostgreSQL at %s (database.hostname, database.port, database.user, database.dbname): %w", r.cfg.addr(), err)
 	}
 	return conn, nil
-}
-
-// newRunID is Debezium's __debezium.context.runId: a time-ordered UUID (version 7) per task run.
-func newRunID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	ms := uint64(time.Now().UnixMilli())
-	for i := 0; i < 6; i++ {
-		b[i] = byte(ms >> (40 - 8*i))
-	}
-	b[6] = 0x70 | b[6]&0x0f
-	b[8] = 0x80 | b[8]&0x3f
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // statusInterval is the period of standby status updates: the configured interval, at least 100 ms, and at

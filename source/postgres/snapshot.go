@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cdcd/cdcd/source/props"
 	"slices"
 	"strings"
 	"sync"
@@ -214,7 +215,7 @@ func (r *Reader) includeInSnapshot(schemaName, table string) bool {
 	if !r.cfg.Filter.IncludeTable(schemaName, table) {
 		return false
 	}
-	return len(r.cfg.SnapshotTables) == 0 || anyMatch(r.cfg.SnapshotTables, schemaName+"."+table)
+	return len(r.cfg.SnapshotTables) == 0 || props.AnyMatch(r.cfg.SnapshotTables, schemaName+"."+table)
 }
 
 // planProgress starts a snapshot's progress, or continues prev: every unfinished table gets a new epoch,

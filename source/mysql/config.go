@@ -1,0 +1,161 @@
+// Package mysql is cdcd's MySQL and MariaDB connector: Debezium's MySqlConnector and MariaDbConnector on
+// the binlog, read with go-mysql. A consistent snapshot of the captured tables, then the binlog from
+// exactly the snapshot's position; table structure kept through DDL in a schema history topic; offsets
+// in Debezium's binlog offset format.
+package mysql
+
+import (
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/source/mysql/types"
+	"github.com/cdcd/cdcd/source/props"
+)
+
+// The connector classes, and the names each writes into source.connector.
+const (
+	MySQLConnectorClass   = "io.debezium.connector.mysql.MySqlConnector"
+	MariaDBConnectorClass = "io.debezium.connector.mariadb.MariaDbConnector"
+)
+
+// Config is a MySQL or MariaDB connector's configuration, read with Debezium's key names and defaults.
+type Config struct {
+	Name   string // the Connect connector name: the offset key's namespace
+	Flavor types.Flavor
+
+	Host           string
+	Port           int
+	User, Password string
+	ServerID       uint32
+	ConnectTimeout time.Duration
+
+	TopicPrefix string
+	Topics      schema.TopicNaming
+	Filter      props.Filter // Schema* are the database lists
+
+	IncludeQuery         bool
+	IncludeSchemaChanges bool
+	SnapshotMode         snapshot.Mode
+	LockingMode          string // minimal, extended, none
+	SnapshotFetchSize    int
+	Modes                types.Modes
+	GTIDIncludes         []*regexp.Regexp
+	GTIDExcludes         []*regexp.Regexp
+
+	HeartbeatInterval  time.Duration
+	TombstonesOnDelete bool
+	SkippedOps         map[byte]bool
+
+	HistoryTopic       string
+	HistoryBrokers     []string
+	SkipUnparseableDDL bool
+
+	SchemaNames, FieldNames *schema.NameAdjuster
+}
+
+// ConfigError is a refused configuration value; it names the key, the value and what to write instead.
+type ConfigError = props.ConfigError
+
+// Connector is the name the flavor writes into source.connector and its schema names.
+func (c *Config) Connector() string {
+	if c.Flavor == types.MariaDB {
+		return "mariadb"
+	}
+	return "mysql"
+}
+
+// systemDatabases are never captured, as in Debezium's BinlogConnectorConfig.
+var systemDatabases = []string{"mysql", "sys", "information_schema", "performance_schema"}
+
+// ParseConfig reads a connector config for class (MySQLConnectorClass or MariaDBConnectorClass). Every
+// refused value is reported (errors.Join of *ConfigError).
+func ParseConfig(name string, flavor types.Flavor, settings map[string]string, log *slog.Logger) (*Config, error) {
+	p := props.NewParser(settings)
+	c := &Config{Name: name, Flavor: flavor}
+	c.Host = p.Str("database.hostname", "")
+	c.Port = p.Integer("database.port", 3306, 1, 65535)
+	c.User = p.Str("database.user", "")
+	c.Password = p.Str("database.password", "")
+	c.ServerID = uint32(p.Integer("database.server.id", 0, 1, 1<<32-1))
+	c.ConnectTimeout = p.Millis("connect.timeout.ms", 30000)
+	c.TopicPrefix = p.Str("topic.prefix", "")
+	c.HistoryTopic = p.Str("schema.history.internal.kafka.topic", "")
+	for _, k := range []string{"database.hostname", "database.user", "database.server.id", "topic.prefix",
+		"schema.history.internal.kafka.topic", "schema.history.internal.kafka.bootstrap.servers"} {
+		if strings.TrimSpace(settings[k]) == "" {
+			p.Fail(k, settings[k], props.ReasonRequired)
+		}
+	}
+	for _, b := range strings.Split(settings["schema.history.internal.kafka.bootstrap.servers"], ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			c.HistoryBrokers = append(c.HistoryBrokers, b)
+		}
+	}
+	c.SkipUnparseableDDL = p.Boolean("schema.history.internal.skip.unparseable.ddl", false)
+	c.Topics = schema.NewTopicNaming(c.TopicPrefix)
+	c.Topics.Delimiter = p.Str("topic.delimiter", c.Topics.Delimiter)
+	c.Topics.HeartbeatPrefix = p.Str("topic.heartbeat.prefix", c.Topics.HeartbeatPrefix)
+
+	c.Filter = props.Filter{
+		SchemaInclude: p.RegexList("database.include.list"),
+		SchemaExclude: p.RegexList("database.exclude.list"),
+		TableInclude:  p.RegexList("table.include.list"),
+		TableExclude:  p.RegexList("table.exclude.list"),
+		ColumnInclude: p.RegexList("column.include.list"),
+		ColumnExclude: p.RegexList("column.exclude.list"),
+		System:        systemDatabases,
+	}
+	p.Exclusive("database.include.list", "database.exclude.list")
+	p.Exclusive("table.include.list", "table.exclude.list")
+	p.Exclusive("column.include.list", "column.exclude.list")
+
+	c.IncludeQuery = p.Boolean("include.query", false)
+	c.IncludeSchemaChanges = p.Boolean("include.schema.changes", true)
+	c.SnapshotMode = parseSnapshotMode(p, settings["snapshot.mode"])
+	c.LockingMode = p.OneOf("snapshot.locking.mode", "minimal", "minimal", "extended", "none")
+	c.SnapshotFetchSize = p.Integer("snapshot.fetch.size", 10240, 1, 1<<24)
+
+	c.Modes = types.Modes{
+		Flavor:         flavor,
+		Decimal:        p.OneOf("decimal.handling.mode", "precise", "precise", "double", "string"),
+		BigintUnsigned: p.OneOf("bigint.unsigned.handling.mode", "long", "long", "precise"),
+		Time:           p.OneOf("time.precision.mode", "adaptive_time_microseconds", "adaptive_time_microseconds", "connect", "adaptive"),
+		Binary:         p.OneOf("binary.handling.mode", "bytes", "bytes", "base64", "base64-url-safe", "hex"),
+		NoTimeAdjuster: !p.Boolean("enable.time.adjuster", true),
+	}
+	if c.Modes.Time == "adaptive" {
+		// BinlogConnectorConfig refuses it: MySQL's TIME can exceed a day, which adaptive's time types cannot hold.
+		p.Fail("time.precision.mode", settings["time.precision.mode"], "the MySQL and MariaDB connectors do not support adaptive; use adaptive_time_microseconds (the default) or connect")
+	}
+	c.GTIDIncludes = p.RegexList("gtid.source.includes")
+	c.GTIDExcludes = p.RegexList("gtid.source.excludes")
+	p.Exclusive("gtid.source.includes", "gtid.source.excludes")
+
+	c.HeartbeatInterval = p.Millis("heartbeat.interval.ms", 0)
+	c.TombstonesOnDelete = p.Boolean("tombstones.on.delete", true)
+	c.SkippedOps = p.SkippedOperations("skipped.operations", "t")
+	c.SchemaNames = p.NameAdjuster("schema.name.adjustment.mode", schema.NewSchemaNameAdjuster)
+	c.FieldNames = p.NameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// parseSnapshotMode reads snapshot.mode: the shared modes, and the binlog connectors' recovery, which
+// rebuilds a lost schema history from the tables as they are now, then streams from the stored offset.
+func parseSnapshotMode(p *props.Parser, value string) snapshot.Mode {
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "recovery", "schema_only_recovery":
+		return snapshot.Recovery
+	}
+	mode, err := snapshot.ParseMode(value)
+	if err != nil {
+		p.Fail("snapshot.mode", value, "use initial, initial_only, no_data, always, when_needed or recovery")
+	}
+	return mode
+}

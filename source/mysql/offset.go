@@ -1,0 +1,124 @@
+package mysql
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cdcd/cdcd/source"
+)
+
+// Offset is Debezium's binlog source offset (spec §5.2), stored under ["<connector>",{"server":"<prefix>"}].
+//
+// cdcd records offsets only at transaction boundaries: File/Pos point just past the commit and Events and
+// Rows are zero. Debezium also records offsets inside a transaction — Pos is then the transaction's start
+// and Events/Rows say how much of it was delivered — and cdcd resumes from either kind.
+type Offset struct {
+	File     string // file: the binlog file to restart from
+	Pos      int64  // pos: where to restart in it
+	GTIDs    string // gtids: the completed GTID set to restart from, "" without GTIDs
+	Events   int64  // event: events of the restart transaction to skip
+	Rows     int64  // row: rows of the next rows event to skip
+	ServerID int64  // server_id of the last event, 0 when unknown
+	TsSec    int64  // ts_sec: the last event's time
+	// Snapshot is "INITIAL" while the initial snapshot is in progress; Debezium writes no completion flag:
+	// an offset without it is a finished snapshot (or none).
+	Snapshot string
+}
+
+// Position is the binlog position a batch stands for: what a stream error names.
+func (o Offset) String() string {
+	s := fmt.Sprintf("%s:%d", o.File, o.Pos)
+	if o.GTIDs != "" {
+		s += " gtids=" + o.GTIDs
+	}
+	if o.Events != 0 || o.Rows != 0 {
+		s += fmt.Sprintf(" (+%d events, %d rows)", o.Events, o.Rows)
+	}
+	return s
+}
+
+// Fields returns the offset as Connect's offset map, keys put in the order Debezium's
+// BinlogOffsetContext.offsetUsingPosition puts them (the order of keys sharing a Java HashMap bucket).
+func (o Offset) Fields() []source.OffsetField {
+	var f []source.OffsetField
+	if o.ServerID != 0 {
+		f = append(f, source.OffsetField{Name: "server_id", Value: o.ServerID})
+	}
+	if o.GTIDs != "" {
+		f = append(f, source.OffsetField{Name: "gtids", Value: o.GTIDs})
+	}
+	f = append(f, source.OffsetField{Name: "file", Value: o.File}, source.OffsetField{Name: "pos", Value: o.Pos})
+	if o.Events != 0 {
+		f = append(f, source.OffsetField{Name: "event", Value: o.Events})
+	}
+	if o.Rows != 0 {
+		f = append(f, source.OffsetField{Name: "row", Value: o.Rows})
+	}
+	if o.TsSec != 0 {
+		f = append(f, source.OffsetField{Name: "ts_sec", Value: o.TsSec})
+	}
+	if o.Snapshot != "" {
+		f = append(f, source.OffsetField{Name: "snapshot", Value: o.Snapshot})
+	}
+	return f
+}
+
+// ParseOffset reads an offset map as Debezium's offset loader does: file is required, numbers may be any
+// JSON or Go number, snapshot may be the legacy boolean.
+func ParseOffset(m map[string]any) (Offset, error) {
+	var o Offset
+	file, ok := m["file"].(string)
+	if !ok || file == "" {
+		return Offset{}, fmt.Errorf("offset has no binlog file (key \"file\"): %v", m)
+	}
+	o.File = file
+	for key, dst := range map[string]*int64{"pos": &o.Pos, "event": &o.Events, "row": &o.Rows, "server_id": &o.ServerID, "ts_sec": &o.TsSec} {
+		v, ok := m[key]
+		if !ok || v == nil {
+			continue
+		}
+		n, err := toInt64(v)
+		if err != nil {
+			return Offset{}, fmt.Errorf("offset key %q: %w", key, err)
+		}
+		*dst = n
+	}
+	if g, ok := m["gtids"].(string); ok {
+		o.GTIDs = strings.ReplaceAll(g, "\n", "")
+	}
+	switch s := m["snapshot"].(type) {
+	case string:
+		o.Snapshot = strings.ToUpper(s)
+		if o.Snapshot == "TRUE" {
+			o.Snapshot = "INITIAL"
+		}
+		if o.Snapshot == "FALSE" {
+			o.Snapshot = ""
+		}
+	case bool:
+		if s {
+			o.Snapshot = "INITIAL"
+		}
+	}
+	return o, nil
+}
+
+func toInt64(v any) (int64, error) {
+	switch n := v.(type) {
+	case int64:
+		return n, nil
+	case int:
+		return int64(n), nil
+	case int32:
+		return int64(n), nil
+	case float64:
+		return int64(n), nil
+	case json.Number:
+		return n.Int64()
+	case string:
+		return strconv.ParseInt(n, 10, 64)
+	}
+	return 0, fmt.Errorf("%v (%T) is not a number", v, v)
+}

@@ -1,0 +1,342 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/mysql/ddl"
+	"github.com/cdcd/cdcd/source/mysql/tables"
+	"github.com/cdcd/cdcd/source/mysql/types"
+)
+
+// Reader is one MySQL or MariaDB connector task's reader: snapshot, then binlog.
+type Reader struct {
+	cfg          *Config
+	start        *Offset // the stored offset, nil for a first start
+	log          *slog.Logger
+	headers      []source.Header
+	sourceSchema *schema.Schema
+	now          func() time.Time
+
+	changeSchemas ddl.SchemaChangeSchemas
+	catalog       *ddl.Catalog
+	schemas       map[tables.ID]*tableSchema // built on first use, dropped when a DDL changes the table
+	history       *history
+}
+
+// NewReader returns a reader for cfg resuming after start (nil: no stored offset).
+func NewReader(cfg *Config, start *Offset, log *slog.Logger) *Reader {
+	name := schema.MySQLSourceName
+	if cfg.Flavor == types.MariaDB {
+		name = schema.MariaDBSourceName
+	}
+	src := schema.BinlogSourceSchema(name)
+	return &Reader{cfg: cfg, start: start, log: log, headers: source.ContextHeaders(cfg.TopicPrefix, cfg.Connector()),
+		sourceSchema: src, changeSchemas: ddl.NewSchemaChangeSchemas(cfg.Connector(), src), now: time.Now, schemas: map[tables.ID]*tableSchema{}}
+}
+
+// Release is a no-op: unlike a replication slot, the binlog is kept by the server's expiry settings, not
+// by its readers, so there is nothing to tell the server. The durable offset is where a restart resumes.
+func (r *Reader) Release(source.Position) {}
+
+// Run snapshots and streams until ctx ends or the stream fails.
+func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
+	conn, err := r.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := r.checkServer(conn); err != nil {
+		return err
+	}
+	r.history, err = openHistory(ctx, r.cfg, r.log)
+	if err != nil {
+		return err
+	}
+	defer r.history.Close()
+
+	state := snapshot.State{HasOffset: r.start != nil, InProgress: r.start != nil && r.start.Snapshot != ""}
+	if r.start != nil && !state.InProgress {
+		lost, err := r.positionLost(conn, *r.start)
+		if err != nil {
+			return err
+		}
+		state.PositionLost = lost != ""
+		if lost != "" && r.cfg.SnapshotMode != snapshot.WhenNeeded {
+			return fatal(fmt.Errorf("the stored offset %s can no longer be read: %s. To recover, take a new snapshot: set snapshot.mode=when_needed (snapshots only when needed) or delete the connector's offsets (DELETE /connectors/{name}/offsets on a stopped connector) and restart", r.start, lost))
+		}
+	}
+	plan := r.cfg.SnapshotMode.Decide(state)
+
+	var pos Offset
+	switch {
+	case plan.Snapshot:
+		if pos, err = r.snapshot(ctx, conn, out, true); err != nil {
+			return err
+		}
+	case r.start == nil:
+		// no_data without an offset: the structure is still read (Debezium's schema-only snapshot), the
+		// data is not; streaming starts at the current position.
+		if pos, err = r.snapshot(ctx, conn, out, false); err != nil {
+			return err
+		}
+	default:
+		pos = *r.start
+		if err := r.recoverSchemas(ctx, conn, pos); err != nil {
+			return err
+		}
+	}
+	if !plan.Stream {
+		r.log.Info("snapshot.mode=initial_only: the snapshot is done and nothing is streamed")
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return r.stream(ctx, pos, out)
+}
+
+// recoverSchemas rebuilds the table structure as of pos from the schema history; in recovery mode, or
+// when the history is empty, from the tables as they are now (written to the history first).
+func (r *Reader) recoverSchemas(ctx context.Context, conn *client.Conn, pos Offset) error {
+	records, err := r.history.readAll(ctx)
+	if err != nil {
+		return err
+	}
+	if r.cfg.SnapshotMode == snapshot.Recovery || len(records) == 0 {
+		if r.cfg.SnapshotMode != snapshot.Recovery {
+			return fatal(fmt.Errorf("the schema history topic %s is empty but the connector has a stored offset (%s): cdcd cannot know the captured tables' structure at that position. If the tables have not changed since, restart with snapshot.mode=recovery to rebuild the history from their current structure; otherwise delete the offsets to take a new snapshot", r.cfg.HistoryTopic, pos))
+		}
+		r.log.Warn("snapshot.mode=recovery: rebuilding the schema history from the tables' current structure", "topic", r.cfg.HistoryTopic)
+		_, err := r.readStructure(ctx, conn, pos, false, nil)
+		return err
+	}
+	cat, err := ddl.Recover(r.cfg.ddlFlavor(), records, func(rec ddl.HistoryRecord) bool { return r.atOrBefore(rec, pos) })
+	if err != nil {
+		return fmt.Errorf("recovering the table structure from the schema history topic %s: %w", r.cfg.HistoryTopic, err)
+	}
+	r.catalog = cat
+	return nil
+}
+
+// atOrBefore reports whether a history record belongs to this connector and was written at or before
+// the offset pos: a DDL recorded after the last durable offset is read again from the binlog and applied
+// then, so it must not be applied twice.
+func (r *Reader) atOrBefore(rec ddl.HistoryRecord, pos Offset) bool {
+	if rec.Server != r.cfg.TopicPrefix {
+		return false
+	}
+	m := map[string]any{}
+	for _, f := range rec.Position {
+		m[f.Name] = f.Value
+	}
+	at, err := ParseOffset(m)
+	if err != nil {
+		return true // a position cdcd cannot read is kept, as Debezium keeps records it cannot compare
+	}
+	if at.Snapshot != "" {
+		return true // the snapshot's structure: everything streamed comes after it
+	}
+	if at.File != pos.File {
+		return at.File < pos.File // binlog file names are zero-padded sequence numbers
+	}
+	if at.Pos != pos.Pos {
+		return at.Pos < pos.Pos
+	}
+	return at.Events <= pos.Events
+}
+
+// tableSchema returns the schemas of a captured table as the catalog has it now, nil if it is unknown.
+func (r *Reader) tableSchema(id tables.ID) (*tableSchema, error) {
+	if ts, ok := r.schemas[id]; ok {
+		return ts, nil
+	}
+	t := r.catalog.Table(id)
+	if t == nil {
+		return nil, nil
+	}
+	ts, err := r.cfg.newTableSchema(t, r.sourceSchema, r.headers)
+	if err != nil {
+		return nil, err
+	}
+	r.schemas[id] = ts
+	return ts, nil
+}
+
+// stream reads the binlog from pos until ctx ends or it fails.
+func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch) error {
+	cfg := replication.BinlogSyncerConfig{
+		ServerID: r.cfg.ServerID, Flavor: r.cfg.flavorName(), Host: r.cfg.Host, Port: uint16(r.cfg.Port),
+		User: r.cfg.User, Password: r.cfg.Password, HeartbeatPeriod: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		// A lost connection ends the task attempt; the worker restarts it from the durable offset.
+		MaxReconnectAttempts: 1, DisableRetrySync: true, Logger: r.log.With("component", "binlog"),
+	}
+	types.SyncerConfig(&cfg)
+	syncer := replication.NewBinlogSyncer(cfg)
+	defer syncer.Close()
+	st, err := r.newStream(ctx, out, pos)
+	if err != nil {
+		return err
+	}
+	var streamer *replication.BinlogStreamer
+	if st.gtids != nil {
+		streamer, err = syncer.StartSyncGTID(st.gtids.Clone())
+	} else {
+		streamer, err = syncer.StartSync(gomysql.Position{Name: pos.File, Pos: uint32(pos.Pos)})
+	}
+	if err != nil {
+		return fmt.Errorf("starting binlog replication at %s: %w", pos, err)
+	}
+	r.log.Info("streaming the binlog", "position", pos.String())
+	for {
+		ev, err := streamer.GetEvent(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return st.errorf(0, "reading the binlog: %w", err)
+		}
+		if err := st.handle(ctx, ev); err != nil {
+			return err
+		}
+	}
+}
+
+func (c *Config) ddlFlavor() ddl.Flavor {
+	if c.Flavor == types.MariaDB {
+		return ddl.MariaDB
+	}
+	return ddl.MySQL
+}
+
+func (c *Config) flavorName() string {
+	if c.Flavor == types.MariaDB {
+		return gomysql.MariaDBFlavor
+	}
+	return gomysql.MySQLFlavor
+}
+
+// connect opens a client connection for the snapshot, the checks and the history.
+func (r *Reader) connect(ctx context.Context) (*client.Conn, error) {
+	addr := net.JoinHostPort(r.cfg.Host, strconv.Itoa(r.cfg.Port))
+	conn, err := client.ConnectWithContext(ctx, addr, r.cfg.User, r.cfg.Password, "", r.cfg.ConnectTimeout, func(c *client.Conn) error {
+		return c.SetCharset("utf8mb4")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to %s at %s as %s (database.hostname, database.port, database.user, database.password): %w",
+			r.cfg.Connector(), addr, r.cfg.User, err)
+	}
+	return conn, nil
+}
+
+// checkServer refuses a server the connector cannot read correctly, with what to change.
+func (r *Reader) checkServer(conn *client.Conn) error {
+	version, err := queryString(conn, "SELECT VERSION()")
+	if err != nil {
+		return err
+	}
+	isMariaDB := strings.Contains(strings.ToLower(version), "mariadb")
+	if isMariaDB != (r.cfg.Flavor == types.MariaDB) {
+		want := MySQLConnectorClass
+		if isMariaDB {
+			want = MariaDBConnectorClass
+		}
+		return fatal(fmt.Errorf("the server at %s:%d runs %s, which the %s connector cannot read: set connector.class=%s", r.cfg.Host, r.cfg.Port, version, r.cfg.Connector(), want))
+	}
+	required := []struct{ variable, want, why string }{
+		{"log_bin", "ON", "the binlog is off: start the server with log_bin"},
+		{"binlog_format", "ROW", "set binlog_format=ROW (SET GLOBAL binlog_format=ROW and in the server config)"},
+		{"binlog_row_image", "FULL", "set binlog_row_image=FULL so updates and deletes carry whole rows"},
+	}
+	for _, req := range required {
+		v, err := queryString(conn, "SELECT @@GLOBAL."+req.variable)
+		if err != nil {
+			return err
+		}
+		if v == "1" {
+			v = "ON"
+		}
+		if !strings.EqualFold(v, req.want) {
+			return fatal(fmt.Errorf("server variable %s is %q, not %s: %s", req.variable, v, req.want, req.why))
+		}
+	}
+	grants, err := queryColumn(conn, "SHOW GRANTS FOR CURRENT_USER()")
+	if err != nil {
+		return err
+	}
+	all := strings.ToUpper(strings.Join(grants, "\n"))
+	if !strings.Contains(all, "ALL PRIVILEGES ON *.*") {
+		for _, priv := range []string{"REPLICATION SLAVE", "REPLICATION CLIENT", "RELOAD"} {
+			alias := map[string]string{"REPLICATION SLAVE": "REPLICATION REPLICA", "REPLICATION CLIENT": "BINLOG MONITOR"}[priv]
+			if !strings.Contains(all, priv) && (alias == "" || !strings.Contains(all, alias)) {
+				return fatal(fmt.Errorf("user %s lacks the %s privilege the connector needs: GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO %s", r.cfg.User, priv, r.cfg.User))
+			}
+		}
+	}
+	return nil
+}
+
+// positionLost says why the binlog at o cannot be read any more, or "" when it can.
+func (r *Reader) positionLost(conn *client.Conn, o Offset) (string, error) {
+	files, err := queryColumn(conn, "SHOW BINARY LOGS")
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		if f == o.File {
+			return "", nil
+		}
+	}
+	oldest := "none"
+	if len(files) > 0 {
+		oldest = files[0]
+	}
+	return fmt.Sprintf("binlog file %s was purged (the oldest the server keeps is %s)", o.File, oldest), nil
+}
+
+func queryString(conn *client.Conn, q string) (string, error) {
+	col, err := queryColumn(conn, q)
+	if err != nil {
+		return "", err
+	}
+	if len(col) == 0 {
+		return "", fmt.Errorf("%s returned no rows", q)
+	}
+	return col[0], nil
+}
+
+// queryColumn runs q and returns its first column as text.
+func queryColumn(conn *client.Conn, q string) ([]string, error) {
+	res, err := conn.Execute(q)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", q, err)
+	}
+	defer res.Close()
+	var out []string
+	for i := range res.Values {
+		v, err := res.GetString(i, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", q, err)
+		}
+		out = append(out, strings.Clone(v)) // v shares the result's buffer, which Close recycles
+	}
+	return out, nil
+}
+
+// fatalError marks an error a restart cannot fix: the task fails and says what to change.
+type fatalError struct{ error }
+
+func (e fatalError) Fatal() bool   { return true }
+func (e fatalError) Unwrap() error { return e.error }
+
+func fatal(err error) error { return fatalError{err} }

@@ -1,0 +1,297 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/mysql/ddl"
+	"github.com/cdcd/cdcd/source/mysql/tables"
+	"github.com/cdcd/cdcd/source/mysql/types"
+)
+
+// snapshotBatchRows is how many snapshot rows one batch holds.
+const snapshotBatchRows = 1024
+
+// snapshot takes a consistent snapshot (BinlogSnapshotChangeEventSource with snapshot.locking.mode): under
+// a global read lock it opens a consistent-snapshot transaction, reads the binlog position and every
+// captured database's structure (recorded in the schema history), releases the lock (minimal), and then,
+// withData, reads the captured tables' rows inside that transaction. It returns the position streaming
+// starts from: the snapshot's own, so nothing between them is lost or repeated.
+func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- source.Batch, withData bool) (Offset, error) {
+	locked := r.cfg.LockingMode != "none"
+	if locked {
+		if _, err := conn.Execute("FLUSH TABLES WITH READ LOCK"); err != nil {
+			return Offset{}, fatal(fmt.Errorf("the snapshot's global read lock (FLUSH TABLES WITH READ LOCK) was refused: %w; grant RELOAD to %s, or set snapshot.locking.mode=none if no DDL runs during the snapshot", err, r.cfg.User))
+		}
+	}
+	unlock := func() error {
+		if !locked {
+			return nil
+		}
+		locked = false
+		_, err := conn.Execute("UNLOCK TABLES")
+		return err
+	}
+	defer unlock() //nolint:errcheck // the connection closes anyway on failure paths
+	for _, q := range append(types.SnapshotSession(), "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT") {
+		if _, err := conn.Execute(q); err != nil {
+			return Offset{}, fmt.Errorf("starting the snapshot (%s): %w", q, err)
+		}
+	}
+	pos, err := r.currentPosition(conn)
+	if err != nil {
+		return Offset{}, err
+	}
+	if withData {
+		pos.Snapshot = "INITIAL"
+	}
+	captured, err := r.readStructure(ctx, conn, pos, true, out)
+	if err != nil {
+		return Offset{}, err
+	}
+	if r.cfg.LockingMode == "minimal" {
+		if err := unlock(); err != nil {
+			return Offset{}, fmt.Errorf("releasing the snapshot's global read lock: %w", err)
+		}
+	}
+	if withData {
+		if err := r.readRows(ctx, conn, pos, captured, out); err != nil {
+			return Offset{}, err
+		}
+	}
+	if _, err := conn.Execute("COMMIT"); err != nil {
+		return Offset{}, fmt.Errorf("ending the snapshot transaction: %w", err)
+	}
+	pos.Snapshot = ""
+	r.log.Info("snapshot done", "position", pos.String(), "tables", len(captured), "with_data", withData)
+	return pos, nil
+}
+
+// currentPosition reads the binlog position and the executed GTID set.
+func (r *Reader) currentPosition(conn *client.Conn) (Offset, error) {
+	res, err := conn.Execute("SHOW MASTER STATUS")
+	if err != nil {
+		return Offset{}, fmt.Errorf("reading the binlog position (SHOW MASTER STATUS; needs REPLICATION CLIENT): %w", err)
+	}
+	defer res.Close() // recycles the buffer GetString's strings share: clone what outlives it
+	if len(res.Values) == 0 {
+		return Offset{}, fatal(fmt.Errorf("SHOW MASTER STATUS returned nothing: the server's binlog is off; start it with log_bin"))
+	}
+	file, _ := res.GetString(0, 0)
+	filePos, err := res.GetInt(0, 1)
+	if err != nil {
+		return Offset{}, fmt.Errorf("reading the binlog position: %w", err)
+	}
+	o := Offset{File: strings.Clone(file), Pos: filePos, TsSec: r.now().Unix()}
+	if r.cfg.Flavor == types.MariaDB {
+		o.GTIDs, err = queryString(conn, "SELECT @@GLOBAL.gtid_binlog_pos")
+		if err != nil {
+			return Offset{}, err
+		}
+	} else if gtids, err := res.GetString(0, 4); err == nil {
+		o.GTIDs = strings.ReplaceAll(strings.Clone(gtids), "\n", "")
+	}
+	return o, nil
+}
+
+// readStructure records the captured databases' structure in the schema history at pos, as Debezium's
+// snapshot does (SET character_set_server, DROP TABLE IF EXISTS each table, DROP/CREATE DATABASE, USE,
+// each SHOW CREATE TABLE), starting a fresh catalog, and emits the schema change events when
+// include.schema.changes is on. It returns the captured tables in reading order.
+func (r *Reader) readStructure(ctx context.Context, conn *client.Conn, pos Offset, emit bool, out chan<- source.Batch) ([]tables.ID, error) {
+	r.catalog = ddl.NewCatalog(r.cfg.ddlFlavor())
+	r.schemas = map[tables.ID]*tableSchema{}
+	charset, err := queryString(conn, "SELECT @@GLOBAL.character_set_server")
+	if err != nil {
+		return nil, err
+	}
+	collation, err := queryString(conn, "SELECT @@GLOBAL.collation_server")
+	if err != nil {
+		return nil, err
+	}
+	dbs, err := queryColumn(conn, "SHOW DATABASES")
+	if err != nil {
+		return nil, err
+	}
+	type db struct {
+		name, charset, collation string
+		tables                   []string
+	}
+	var include []db
+	for _, name := range dbs {
+		if !r.cfg.Filter.IncludeSchema(name) {
+			continue
+		}
+		names, err := queryColumn(conn, fmt.Sprintf("SHOW FULL TABLES IN %s WHERE Table_type = 'BASE TABLE'", quoteIdent(name)))
+		if err != nil {
+			return nil, err
+		}
+		slices.Sort(names)
+		res, err := conn.Execute("SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", name)
+		if err != nil {
+			return nil, fmt.Errorf("reading database %s's character set: %w", name, err)
+		}
+		d := db{name: name, tables: names}
+		if len(res.Values) > 0 {
+			charset, _ := res.GetString(0, 0)
+			collation, _ := res.GetString(0, 1)
+			d.charset, d.collation = strings.Clone(charset), strings.Clone(collation)
+		}
+		res.Close()
+		include = append(include, d)
+	}
+
+	var events []source.Event
+	record := func(database, stmt string) error {
+		evs, err := r.applyDDL(ctx, database, stmt, pos, sourceBlock{ts: r.now(), snapshot: schema.SnapshotTrue, file: pos.File, pos: pos.Pos, thread: -1})
+		events = append(events, evs...)
+		return err
+	}
+	if err := record("", fmt.Sprintf("SET character_set_server=%s, collation_server=%s", charset, collation)); err != nil {
+		return nil, err
+	}
+	for _, d := range include {
+		for _, t := range d.tables {
+			if err := record(d.name, fmt.Sprintf("DROP TABLE IF EXISTS %s.%s", quoteIdent(d.name), quoteIdent(t))); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var captured []tables.ID
+	for _, d := range include {
+		create := "CREATE DATABASE " + quoteIdent(d.name)
+		if d.charset != "" {
+			create += " CHARSET " + d.charset + " COLLATE " + d.collation
+		}
+		for _, stmt := range []string{"DROP DATABASE IF EXISTS " + quoteIdent(d.name), create, "USE " + quoteIdent(d.name)} {
+			if err := record(d.name, stmt); err != nil {
+				return nil, err
+			}
+		}
+		for _, t := range d.tables {
+			res, err := conn.Execute(fmt.Sprintf("SHOW CREATE TABLE %s.%s", quoteIdent(d.name), quoteIdent(t)))
+			if err != nil {
+				return nil, fmt.Errorf("reading the structure of %s.%s (SHOW CREATE TABLE; grant SELECT on it to %s): %w", d.name, t, r.cfg.User, err)
+			}
+			stmt, err := res.GetString(0, 1)
+			if err != nil {
+				return nil, fmt.Errorf("reading the structure of %s.%s: %w", d.name, t, err)
+			}
+			stmt = strings.Clone(stmt)
+			res.Close()
+			if err := record(d.name, stmt); err != nil {
+				return nil, err
+			}
+			if r.cfg.Filter.IncludeTable(d.name, t) {
+				captured = append(captured, tables.ID{Database: d.name, Table: t})
+			}
+		}
+	}
+	if emit && len(events) > 0 {
+		select {
+		case out <- source.Batch{Events: events}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return captured, nil
+}
+
+// readRows reads every captured table's rows inside the snapshot transaction, as op "r" events with
+// Debezium's snapshot markers; each batch records the in-progress snapshot offset, the last one the
+// offset streaming resumes from.
+func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos Offset, captured []tables.ID, out chan<- source.Batch) error {
+	progress := pos // Snapshot "INITIAL": a crash restarts the snapshot
+	var batch []source.Event
+	flush := func(offset Offset) error {
+		select {
+		case out <- source.Batch{Events: batch, Offset: offset.Fields(), Position: binlogPosition{offset}}:
+			batch = nil
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	// held is the last row read: its marker depends on whether another row follows.
+	var held *snapshotRow
+	release := func(last bool) error {
+		if held == nil {
+			return nil
+		}
+		marker := snapshot.RowMarker(held.firstTable, last, held.firstRow, held.lastRow || last)
+		if last {
+			marker = snapshot.Last
+		}
+		held.src.Set(schema.SourceSnapshot, string(marker))
+		batch = append(batch, held.ts.event(held.ts.keyOf(held.row), held.ts.envelopeValue(schema.OpRead, nil, held.row, held.src, r.now())))
+		held = nil
+		if len(batch) >= snapshotBatchRows {
+			return flush(progress)
+		}
+		return nil
+	}
+	firstTable := true
+	for _, id := range captured {
+		ts, err := r.tableSchema(id)
+		if err != nil {
+			return err
+		}
+		if ts == nil {
+			return fmt.Errorf("snapshot of %s.%s: its structure is not in the catalog", id.Database, id.Table)
+		}
+		readTime := r.now().Truncate(time.Second)
+		firstRow := true
+		var result gomysql.Result
+		err = conn.ExecuteSelectStreaming(fmt.Sprintf("SELECT * FROM %s.%s", quoteIdent(id.Database), quoteIdent(id.Table)), &result,
+			func(values []gomysql.FieldValue) error {
+				if held != nil && held.ts == ts {
+					held.lastRow = false
+				}
+				if err := release(false); err != nil {
+					return err
+				}
+				raw := make([]any, len(values))
+				for i := range values {
+					raw[i] = values[i]
+				}
+				row, err := ts.rowStruct(raw, func(col *tables.Column, v any) (any, error) {
+					return r.cfg.Modes.FromSnapshot(col, v.(gomysql.FieldValue))
+				})
+				if err != nil {
+					return err
+				}
+				src := r.cfg.sourceStruct(r.sourceSchema, sourceBlock{ts: readTime, snapshot: schema.SnapshotTrue, db: id.Database, table: id.Table, file: pos.File, pos: pos.Pos, thread: -1})
+				held = &snapshotRow{ts: ts, row: row, src: src, firstTable: firstTable, firstRow: firstRow, lastRow: true}
+				firstRow, firstTable = false, false
+				return nil
+			}, nil)
+		if err != nil {
+			return fmt.Errorf("snapshot of %s.%s: %w", id.Database, id.Table, err)
+		}
+	}
+	if err := release(true); err != nil {
+		return err
+	}
+	done := pos
+	done.Snapshot = ""
+	return flush(done)
+}
+
+// snapshotRow is a snapshot row waiting for its marker.
+type snapshotRow struct {
+	ts                *tableSchema
+	row, src          *schema.Struct
+	firstTable        bool
+	firstRow, lastRow bool
+}
+
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

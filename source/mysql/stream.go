@@ -1,0 +1,318 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/mysql/tables"
+	"github.com/cdcd/cdcd/source/mysql/types"
+)
+
+// maxTxEvents bounds the events one batch holds: a larger transaction is delivered in parts, and only its
+// last part carries an offset, so nothing of it is recorded until all of it is delivered.
+const maxTxEvents = 8192
+
+// binlogPosition is a batch's source.Position: the offset it records.
+type binlogPosition struct{ Offset }
+
+// stream turns binlog events into batches. One goroutine owns it and its replication connection.
+type stream struct {
+	r   *Reader
+	ctx context.Context
+	out chan<- source.Batch
+
+	file     string          // the binlog file being read
+	gtids    gomysql.GTIDSet // the completed GTID set, nil without GTIDs
+	serverID int64
+	ts       time.Time // the current event's binlog time
+
+	// The current transaction.
+	inTx     bool
+	txStart  int64  // position of its first event (GTID or BEGIN)
+	txGTID   string // its GTID, "" without
+	txEvents int64  // its events handled so far, the GTID/BEGIN event included (Debezium's event count)
+	// commitTime is MySQL's original commit time of the transaction, zero when the server gives none.
+	commitTime time.Time
+	thread   int64
+	query    string // the rows query (include.query), "" when unknown
+	pending  []source.Event
+
+	// skipEvents/skipRows resume a transaction Debezium had delivered in part (its offset's event and row).
+	skipEvents int64
+	skipRows   int64
+}
+
+// newStream starts reading at start.
+func (r *Reader) newStream(ctx context.Context, out chan<- source.Batch, start Offset) (*stream, error) {
+	st := &stream{r: r, ctx: ctx, out: out, file: start.File, serverID: start.ServerID, thread: -1,
+		skipEvents: start.Events, skipRows: start.Rows}
+	if start.GTIDs != "" {
+		set, err := r.cfg.parseGTIDSet(start.GTIDs)
+		if err != nil {
+			return nil, fmt.Errorf("the stored offset's gtids %q: %w", start.GTIDs, err)
+		}
+		st.gtids = set
+	}
+	return st, nil
+}
+
+func (c *Config) parseGTIDSet(s string) (gomysql.GTIDSet, error) {
+	if c.Flavor == types.MariaDB {
+		return gomysql.ParseMariadbGTIDSet(s)
+	}
+	return gomysql.ParseMysqlGTIDSet(s)
+}
+
+// handle processes one binlog event.
+func (st *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error {
+	h := ev.Header
+	if h.Timestamp != 0 {
+		st.ts = time.Unix(int64(h.Timestamp), 0)
+	}
+	if h.ServerID != 0 {
+		st.serverID = int64(h.ServerID)
+	}
+	pos := int64(h.LogPos) - int64(h.EventSize) // this event's own position
+	switch e := ev.Event.(type) {
+	case *replication.RotateEvent:
+		st.file = string(e.NextLogName)
+		return nil
+	case *replication.MariadbGTIDEvent:
+		st.begin(pos, fmt.Sprintf("%d-%d-%d", e.GTID.DomainID, e.GTID.ServerID, e.GTID.SequenceNumber))
+	case *replication.GTIDEvent:
+		next, err := e.GTIDNext()
+		if err != nil {
+			return st.errorf(pos, "decoding a GTID event: %w", err)
+		}
+		st.begin(pos, next.String())
+		if e.OriginalCommitTimestamp > 0 {
+			// MySQL 8.0.1+: Debezium takes source.ts_ms from the original commit time (µs), in milliseconds.
+			st.commitTime = e.OriginalCommitTime().Truncate(time.Millisecond)
+		}
+	case *replication.QueryEvent:
+		q := strings.TrimSpace(string(e.Query))
+		st.thread = int64(e.SlaveProxyID)
+		switch {
+		case strings.EqualFold(q, "BEGIN"):
+			if !st.inTx {
+				st.begin(pos, "")
+			}
+		case strings.EqualFold(q, "COMMIT"):
+			return st.commit(ctx, int64(h.LogPos))
+		default:
+			if err := st.ddl(ctx, string(e.Schema), q, pos); err != nil {
+				return err
+			}
+			return st.commit(ctx, int64(h.LogPos)) // a DDL statement commits implicitly
+		}
+	case *replication.MariadbAnnotateRowsEvent:
+		st.query = string(e.Query)
+	case *replication.RowsQueryEvent:
+		st.query = string(e.Query)
+	case *replication.RowsEvent:
+		if err := st.rows(ev.Header.EventType, e, pos); err != nil {
+			return err
+		}
+	case *replication.XIDEvent:
+		return st.commit(ctx, int64(h.LogPos))
+	}
+	st.txEvents++
+	if st.skipEvents > 0 && st.inTx {
+		st.skipEvents--
+	}
+	return nil
+}
+
+// begin starts a transaction at pos.
+func (st *stream) begin(pos int64, gtid string) {
+	st.inTx, st.txStart, st.txEvents, st.query, st.commitTime = true, pos, 0, "", time.Time{}
+	if gtid != "" {
+		st.txGTID = gtid
+	}
+}
+
+// rows turns a rows event into change events. Rows of tables outside the filters, and rows a resumed
+// transaction already delivered, are passed over.
+func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos int64) error {
+	if st.skipEvents > 0 {
+		return nil
+	}
+	skipRows := st.skipRows
+	st.skipRows = 0
+	id := tables.ID{Database: string(e.Table.Schema), Table: string(e.Table.Table)}
+	if !st.r.cfg.Filter.IncludeTable(id.Database, id.Table) {
+		return nil
+	}
+	ts, err := st.r.tableSchema(id)
+	if err != nil {
+		return st.errorf(pos, "%w", err)
+	}
+	if ts == nil {
+		return st.errorf(pos, "a change of table %s.%s, whose structure the schema history does not know: the history topic %s misses its CREATE TABLE (restore it, or take a new snapshot with snapshot.mode=recovery or when_needed)",
+			id.Database, id.Table, st.r.cfg.HistoryTopic)
+	}
+	var op byte
+	step := 1
+	switch typ {
+	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2:
+		op = 'c'
+	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2:
+		op, step = 'u', 2
+	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2:
+		op = 'd'
+	default:
+		return nil // partial-JSON updates and others cdcd refuses at the server check
+	}
+	if st.r.cfg.SkippedOps[op] {
+		return nil
+	}
+	now := st.r.now()
+	for i := 0; i+step <= len(e.Rows); i += step {
+		rowIndex := int64(i / step)
+		if rowIndex < skipRows {
+			continue
+		}
+		src := st.r.cfg.sourceStruct(st.r.sourceSchema, sourceBlock{ts: st.eventTime(), db: id.Database, table: id.Table,
+			serverID: st.serverID, gtid: st.txGTID, file: st.file, pos: pos, row: int32(rowIndex), thread: st.thread, query: st.query})
+		first, err := ts.rowStruct(e.Rows[i], st.r.cfg.Modes.FromBinlog)
+		if err != nil {
+			return st.errorf(pos, "%w", err)
+		}
+		switch op {
+		case 'c':
+			st.emit(ts.event(ts.keyOf(first), ts.envelopeValue(schema.OpCreate, nil, first, src, now)))
+		case 'd':
+			key := ts.keyOf(first)
+			st.emit(ts.event(key, ts.envelopeValue(schema.OpDelete, first, nil, src, now)))
+			if st.r.cfg.TombstonesOnDelete {
+				st.emit(ts.event(key, nil))
+			}
+		case 'u':
+			after, err := ts.rowStruct(e.Rows[i+1], st.r.cfg.Modes.FromBinlog)
+			if err != nil {
+				return st.errorf(pos, "%w", err)
+			}
+			st.update(ts, first, after, src, now)
+		}
+	}
+	return nil
+}
+
+// eventTime is the source time of the current event: MySQL's original commit time where the server
+// records it, else the binlog header's time (whole seconds).
+func (st *stream) eventTime() time.Time {
+	if !st.commitTime.IsZero() {
+		return st.commitTime
+	}
+	return st.ts
+}
+
+// update emits an update, or, when the primary key changed, what Debezium emits for a key change: a delete
+// of the old key carrying __debezium.newkey, its tombstone, and a create of the new key carrying
+// __debezium.oldkey.
+func (st *stream) update(ts *tableSchema, before, after, src *schema.Struct, now time.Time) {
+	oldKey, newKey := ts.keyOf(before), ts.keyOf(after)
+	if ts.key == nil || sameKey(oldKey, newKey) {
+		st.emit(ts.event(newKey, ts.envelopeValue(schema.OpUpdate, before, after, src, now)))
+		return
+	}
+	newKeyHeader := source.Header{Key: "__debezium.newkey", Schema: ts.key, Value: newKey}
+	st.emit(ts.event(oldKey, ts.envelopeValue(schema.OpDelete, before, nil, src, now), newKeyHeader))
+	if st.r.cfg.TombstonesOnDelete {
+		st.emit(ts.event(oldKey, nil, newKeyHeader))
+	}
+	st.emit(ts.event(newKey, ts.envelopeValue(schema.OpCreate, nil, after, src, now),
+		source.Header{Key: "__debezium.oldkey", Schema: ts.key, Value: oldKey}))
+}
+
+// emit adds an event to the transaction, delivering a part when the transaction grows too large.
+func (st *stream) emit(ev source.Event) {
+	st.pending = append(st.pending, ev)
+	if len(st.pending) >= maxTxEvents {
+		st.send(source.Batch{Events: st.pending})
+		st.pending = nil
+	}
+}
+
+// send hands a batch to the pipeline. It blocks while the pipeline is full: that is the backpressure that
+// stops binlog reading. A cancelled context drops the batch, which is then not recorded either.
+func (st *stream) send(b source.Batch) {
+	select {
+	case st.out <- b:
+	case <-st.ctx.Done():
+	}
+}
+
+// commit ends the transaction whose last event ends at end: its events go out in one batch with the
+// offset that resumes after it.
+func (st *stream) commit(ctx context.Context, end int64) error {
+	if st.txGTID != "" && st.gtids != nil {
+		if err := st.gtids.Update(st.txGTID); err != nil {
+			return st.errorf(end, "updating the GTID set %s with %s: %w", st.gtids, st.txGTID, err)
+		}
+	}
+	off := Offset{File: st.file, Pos: end, ServerID: st.serverID, TsSec: st.ts.Unix()}
+	if st.gtids != nil {
+		off.GTIDs = st.gtids.String()
+	}
+	st.send(source.Batch{Events: st.pending, Offset: off.Fields(), Position: binlogPosition{off}})
+	st.pending = nil
+	st.inTx, st.txGTID, st.txEvents, st.query, st.skipEvents, st.skipRows = false, "", 0, "", 0, 0
+	return ctx.Err()
+}
+
+// streamError is a failure at a binlog position: the position is in the message, so the operator knows
+// where the connector stopped.
+type streamError struct {
+	Position string
+	Err      error
+}
+
+func (e *streamError) Error() string {
+	return fmt.Sprintf("at binlog position %s: %v", e.Position, e.Err)
+}
+func (e *streamError) Unwrap() error { return e.Err }
+
+func (st *stream) errorf(pos int64, format string, args ...any) error {
+	p := fmt.Sprintf("%s:%d", st.file, pos)
+	if st.txGTID != "" {
+		p += " (GTID " + st.txGTID + ")"
+	}
+	return &streamError{Position: p, Err: fmt.Errorf(format, args...)}
+}
+
+// sameKey reports whether two key structs hold equal values.
+func sameKey(a, b *schema.Struct) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return reflect.DeepEqual(a.Values, b.Values)
+}
+
+// ddl applies a DDL statement of the binlog; its schema change events belong to the statement's own
+// (implicitly committed) transaction.
+func (st *stream) ddl(ctx context.Context, database, stmt string, pos int64) error {
+	// The history position is where a restart would resume: this transaction's start, with its events so
+	// far to skip, and the GTID set before it, as Debezium records it.
+	at := Offset{File: st.file, Pos: st.txStart, Events: st.txEvents, ServerID: st.serverID, TsSec: st.ts.Unix()}
+	if st.gtids != nil {
+		at.GTIDs = st.gtids.String()
+	}
+	evs, err := st.r.applyDDL(ctx, database, stmt, at, sourceBlock{ts: st.ts, db: database, serverID: st.serverID,
+		gtid: st.txGTID, file: st.file, pos: pos, thread: st.thread})
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		st.emit(ev)
+	}
+	return nil
+}

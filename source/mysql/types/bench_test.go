@@ -1,0 +1,35 @@
+package types
+
+import (
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+func BenchmarkFromBinlogInt(b *testing.B) {
+	c := col("INT", jdbcInteger)
+	for b.Loop() {
+		if _, err := DefaultModes.FromBinlog(c, int32(42)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFromBinlogDatetime(b *testing.B) {
+	c := col("DATETIME", jdbcTimestamp, withLength(6))
+	for b.Loop() {
+		if _, err := DefaultModes.FromBinlog(c, "2024-02-29 12:34:56.789012"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFromSnapshotVarchar(b *testing.B) {
+	c := col("VARCHAR", jdbcVarchar, withCharset("utf8mb4"))
+	v := mysql.NewFieldValue(mysql.FieldValueTypeString, 0, []byte("hello, world"))
+	for b.Loop() {
+		if _, err := DefaultModes.FromSnapshot(c, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
