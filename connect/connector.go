@@ -143,6 +143,10 @@ func (c *task) attempt(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	errorHandling, err := ParseErrorHandling(c.props)
+	if err != nil {
+		return fatalError{err}
+	}
 	producerCfg, err := c.w.producerConfig(c.name, c.props)
 	if err != nil {
 		return err
@@ -157,6 +161,7 @@ func (c *task) attempt(ctx context.Context) error {
 	p := &Pipeline{
 		Reader:        gatedReader{Reader: reader, gate: c.gate},
 		Transforms:    chain,
+		Errors:        errorHandling,
 		Encoder:       c.w.encoder,
 		Sender:        sender,
 		Offsets:       fileOffsetWriter{store: c.w.offsets, key: key},

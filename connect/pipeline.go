@@ -8,9 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/cdcd/cdcd/connect/transforms"
+	"github.com/cdcd/cdcd/schema/avro"
 	"github.com/cdcd/cdcd/sink/kafka"
 	"github.com/cdcd/cdcd/source"
 )
@@ -69,7 +73,12 @@ type Pipeline struct {
 	// MaxPendingBatches bounds the batches between read and offset commit (each may be empty, so the sink's
 	// byte bound alone does not bound them).
 	MaxPendingBatches int
-	Log               *slog.Logger
+	// Errors is the connector's errors.* handling of records a transform or a converter fails on; the zero
+	// value is Connect's default, errors.tolerance=none.
+	Errors ErrorHandling
+	Log    *slog.Logger
+
+	skipped atomic.Uint64
 }
 
 // Run runs until ctx is cancelled or a part fails. On the way out it records the offset of everything Kafka
@@ -127,19 +136,27 @@ func (p *Pipeline) produce(ctx context.Context, batches <-chan source.Batch, tr 
 		recs := make([]kafka.Record, 0, len(b.Events))
 		for i := range b.Events {
 			ev := &b.Events[i]
+			// A record that is filtered, or skipped by errors.tolerance=all, is not produced; the batch's offset
+			// still counts once the rest is acknowledged.
 			if p.Transforms != nil {
+				original := *ev
 				keep, err := p.Transforms.Transform(ev)
 				if err != nil {
-					return fmt.Errorf("transforming an event (batch ending at %v): %w", b.Position, err)
+					if err := p.recordFailed(stageTransformation, &original, err, b.Position); err != nil {
+						return err
+					}
+					continue
 				}
 				if !keep {
-					// A filtered record is not produced; the batch's offset still counts once the rest is acknowledged.
 					continue
 				}
 			}
 			rec, err := p.Encoder.Encode(ev)
 			if err != nil {
-				return fmt.Errorf("encoding an event for topic %s (batch ending at %v): %w", ev.Topic, b.Position, err)
+				if err := p.recordFailed(stageConversion, ev, err, b.Position); err != nil {
+					return err
+				}
+				continue
 			}
 			recs = append(recs, rec)
 		}
@@ -193,4 +210,90 @@ func (p *Pipeline) commit(tr *tracker) error {
 	p.Reader.Release(pos)
 	tr.committed(pos)
 	return nil
+}
+
+// ErrorHandling is how a connector treats a record that a transform or a converter fails on: Connect's
+// errors.tolerance, errors.log.enable and errors.log.include.messages. The zero value is Connect's default.
+type ErrorHandling struct {
+	// TolerateAll is errors.tolerance=all: the record is skipped (and counted) and the task goes on. With
+	// none, the task fails naming the record's topic and key and the failing transform or converter.
+	TolerateAll bool
+	// Log is errors.log.enable: each tolerated failure is logged at ERROR, without the record's content.
+	Log bool
+	// LogRecords is errors.log.include.messages: the log line also carries the record's topic, key, value
+	// and headers.
+	LogRecords bool
+}
+
+// ParseErrorHandling reads the errors.* settings of a connector config, as Connect's ConnectorConfig does.
+func ParseErrorHandling(props map[string]string) (ErrorHandling, error) {
+	var h ErrorHandling
+	switch v := strings.TrimSpace(props["errors.tolerance"]); v {
+	case "", "none":
+	case "all":
+		h.TolerateAll = true
+	default:
+		return h, fmt.Errorf("invalid value %s for configuration errors.tolerance: String must be one of: none, all", v)
+	}
+	for key, dst := range map[string]*bool{"errors.log.enable": &h.Log, "errors.log.include.messages": &h.LogRecords} {
+		switch v := strings.ToLower(strings.TrimSpace(props[key])); v {
+		case "", "false":
+		case "true":
+			*dst = true
+		default:
+			return h, fmt.Errorf("invalid value %s for configuration %s: Expected value to be either true or false", props[key], key)
+		}
+	}
+	return h, nil
+}
+
+// Stages of a source record that errors.tolerance covers, named as Connect's errors.Stage names them.
+const (
+	stageTransformation = "TRANSFORMATION"
+	stageConversion     = "CONVERSION"
+)
+
+// SkippedRecords is how many records errors.tolerance=all skipped since the pipeline was built (Connect's
+// total-records-skipped).
+func (p *Pipeline) SkippedRecords() uint64 { return p.skipped.Load() }
+
+// recordFailed applies errors.tolerance to a record a transform or converter failed on: nil means skip it,
+// otherwise the error ends the run. A schema registry that could not be reached is not the record's fault:
+// that error ends the run whatever the tolerance, and the task restarts from its durable offset.
+func (p *Pipeline) recordFailed(stage string, ev *source.Event, err error, at source.Position) error {
+	if errors.Is(err, avro.ErrRegistry) && !isFatal(err) {
+		return fmt.Errorf("encoding an event for topic %s (batch ending at %v): %w", ev.Topic, at, err)
+	}
+	class := "converter"
+	var terr *transforms.TransformError
+	if errors.As(err, &terr) {
+		class = terr.Class
+	}
+	if !p.Errors.TolerateAll {
+		return fatalError{fmt.Errorf("tolerance exceeded in error handler (errors.tolerance=none): stage %s (%s) failed on a record for topic %s with key %s (batch ending at %v): %w",
+			stage, class, ev.Topic, recordKeyString(ev), at, err)}
+	}
+	p.skipped.Add(1)
+	if p.Errors.Log {
+		attrs := []any{"stage", stage, "class", class, "error", err}
+		if p.Errors.LogRecords {
+			attrs = append(attrs, "topic", ev.Topic, "key", recordKeyString(ev), "value", connectString(ev.Value))
+			for _, h := range ev.Headers {
+				attrs = append(attrs, "header."+h.Key, connectString(h.Value))
+			}
+		}
+		p.Log.Error("Error encountered in task; the record is skipped (errors.tolerance=all)", attrs...)
+	}
+	return nil
+}
+
+// recordKeyString renders a record's key as Connect's toString does ({"id":1} for a struct).
+func recordKeyString(ev *source.Event) string { return connectString(ev.Key) }
+
+func connectString(v any) string {
+	var b strings.Builder
+	if err := appendConnectString(&b, v, false); err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return b.String()
 }

@@ -1,13 +1,20 @@
 package connect
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cdcd/cdcd/connect/transforms"
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/avro"
 	"github.com/cdcd/cdcd/sink/kafka"
 	"github.com/cdcd/cdcd/source"
 )
@@ -101,5 +108,157 @@ func TestPipelineSkipsFilteredRecordsButCommitsTheirOffsets(t *testing.T) {
 	defer sender.mu.Unlock()
 	if len(sender.topics) != 1 || sender.topics[0] != "keep" {
 		t.Errorf("produced %v, want only [keep]", sender.topics)
+	}
+}
+
+// failingEncoder fails, with err, every event whose topic starts with "bad".
+type failingEncoder struct{ err error }
+
+func (e failingEncoder) Encode(ev *source.Event) (kafka.Record, error) {
+	if strings.HasPrefix(ev.Topic, "bad") {
+		return kafka.Record{}, e.err
+	}
+	return kafka.Record{Topic: ev.Topic}, nil
+}
+
+var keyStructSchema = &schema.Schema{Type: schema.StructT, Name: "k", Fields: []schema.Field{{Name: "id", Schema: &schema.Schema{Type: schema.Int32}}}}
+
+// castChain casts the value to int32 on topics "cast.*": a string value that is not a number fails it.
+func castChain(t *testing.T) *transforms.Chain {
+	t.Helper()
+	chain, err := transforms.New(map[string]string{
+		"transforms": "num", "transforms.num.type": "org.apache.kafka.connect.transforms.Cast$Value",
+		"transforms.num.spec": "int32", "transforms.num.predicate": "cast",
+		"predicates": "cast", "predicates.cast.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+		"predicates.cast.pattern": "cast.*",
+	}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chain
+}
+
+func stringEvent(topic, value string) source.Event {
+	return source.Event{Topic: topic, KeySchema: keyStructSchema, Key: &schema.Struct{Schema: keyStructSchema, Values: []any{int32(7)}},
+		ValueSchema: &schema.Schema{Type: schema.String}, Value: value}
+}
+
+// runUntilOffset runs p until it records offset n, or returns the error that ended it first.
+func runUntilOffset(t *testing.T, p *Pipeline, offsets offsetChan, n int) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	for {
+		select {
+		case o := <-offsets:
+			if o[0].Value == n {
+				cancel()
+				return <-done
+			}
+		case err := <-done:
+			return err
+		}
+	}
+}
+
+func errorPipeline(batches []source.Batch, tr Transformer, enc Encoder, h ErrorHandling, log *slog.Logger) (*Pipeline, *ackingSender, offsetChan) {
+	sender, offsets := &ackingSender{}, make(offsetChan, 16)
+	return &Pipeline{Reader: batchReader{batches: batches}, Transforms: tr, Encoder: enc, Sender: sender, Offsets: offsets,
+		FlushInterval: time.Millisecond, Errors: h, Log: log}, sender, offsets
+}
+
+func TestToleranceNoneFailsTheTaskNamingTheRecordAndTransform(t *testing.T) {
+	p, sender, offsets := errorPipeline([]source.Batch{
+		{Events: []source.Event{stringEvent("cast.a", "12"), stringEvent("cast.b", "twelve")}, Offset: off(1), Position: pos(1)},
+	}, castChain(t), topicEncoder{}, ErrorHandling{}, slog.New(slog.DiscardHandler))
+	err := runUntilOffset(t, p, offsets, 1)
+	if err == nil || !isFatal(err) {
+		t.Fatalf("Run = %v, want an error that fails the task", err)
+	}
+	for _, want := range []string{"cast.b", `{"id":7}`, "Cast$Value", `"num"`, "TRANSFORMATION"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	if len(sender.topics) != 0 {
+		t.Errorf("produced %v from a failed batch", sender.topics)
+	}
+}
+
+func TestToleranceAllSkipsAndLogsWithoutContent(t *testing.T) {
+	for _, includeMessages := range []bool{false, true} {
+		var logged bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&logged, nil))
+		p, sender, offsets := errorPipeline([]source.Batch{
+			{Events: []source.Event{stringEvent("cast.a", "12"), stringEvent("cast.b", "secret-value"), stringEvent("bad.c", "x"),
+				stringEvent("keep", "y")}, Offset: off(1), Position: pos(1)},
+		}, castChain(t), failingEncoder{err: errors.New("cannot encode")},
+			ErrorHandling{TolerateAll: true, Log: true, LogRecords: includeMessages}, log)
+		if err := runUntilOffset(t, p, offsets, 1); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if got := sender.topics; !slices.Equal(got, []string{"cast.a", "keep"}) {
+			t.Errorf("produced %v, want the records that did not fail", got)
+		}
+		if p.SkippedRecords() != 2 {
+			t.Errorf("skipped %d, want 2", p.SkippedRecords())
+		}
+		out := logged.String()
+		if strings.Count(out, "level=ERROR") != 2 || !strings.Contains(out, "stage=TRANSFORMATION") || !strings.Contains(out, "stage=CONVERSION") {
+			t.Errorf("log = %s, want one ERROR line per skipped record", out)
+		}
+		// The Cast error itself quotes the value, as Kafka's does; the record's own fields appear only with
+		// errors.log.include.messages.
+		if has := strings.Contains(out, "value=secret-value"); has != includeMessages {
+			t.Errorf("include.messages=%v: log carries the record value: %v\n%s", includeMessages, has, out)
+		}
+	}
+}
+
+func TestToleranceAllWithoutLogIsSilent(t *testing.T) {
+	var logged bytes.Buffer
+	p, _, offsets := errorPipeline([]source.Batch{{Events: []source.Event{stringEvent("bad.a", "x")}, Offset: off(1), Position: pos(1)}},
+		nil, failingEncoder{err: errors.New("cannot encode")}, ErrorHandling{TolerateAll: true},
+		slog.New(slog.NewTextHandler(&logged, nil)))
+	if err := runUntilOffset(t, p, offsets, 1); err != nil || logged.Len() != 0 || p.SkippedRecords() != 1 {
+		t.Errorf("Run = %v, skipped %d, log %q", err, p.SkippedRecords(), logged.String())
+	}
+}
+
+func TestUnreachableRegistryIsNeverSkipped(t *testing.T) {
+	p, _, offsets := errorPipeline([]source.Batch{{Events: []source.Event{stringEvent("bad.a", "x")}, Offset: off(1), Position: pos(1)}},
+		nil, failingEncoder{err: fmt.Errorf("%w: connection refused", avro.ErrRegistry)}, ErrorHandling{TolerateAll: true},
+		slog.New(slog.DiscardHandler))
+	err := runUntilOffset(t, p, offsets, 1)
+	if err == nil || isFatal(err) || p.SkippedRecords() != 0 {
+		t.Errorf("Run = %v (fatal %v), skipped %d: want a restart from the durable offset", err, isFatal(err), p.SkippedRecords())
+	}
+}
+
+func TestParseErrorHandling(t *testing.T) {
+	cases := []struct {
+		props map[string]string
+		want  ErrorHandling
+		err   string
+	}{
+		{map[string]string{}, ErrorHandling{}, ""},
+		{map[string]string{"errors.tolerance": "none", "errors.log.enable": "TRUE"}, ErrorHandling{Log: true}, ""},
+		{map[string]string{"errors.tolerance": " all ", "errors.log.include.messages": "true"}, ErrorHandling{TolerateAll: true, LogRecords: true}, ""},
+		{map[string]string{"errors.tolerance": "ALL"}, ErrorHandling{}, "errors.tolerance"},
+		{map[string]string{"errors.log.enable": "yes"}, ErrorHandling{}, "errors.log.enable"},
+	}
+	for _, tc := range cases {
+		got, err := ParseErrorHandling(tc.props)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseErrorHandling(%v) = %v, want an error naming %s", tc.props, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ParseErrorHandling(%v) = %+v, %v; want %+v", tc.props, got, err, tc.want)
+		}
 	}
 }

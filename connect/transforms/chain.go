@@ -38,14 +38,35 @@ type predicate interface {
 
 // transformTypes are the transform classes cdcd runs, by the class name a config names them with.
 var transformTypes = map[string]func(settings, *slog.Logger) (transformation, error){
-	"io.debezium.transforms.ByLogicalTableRouter":            newByLogicalTableRouter,
-	"io.debezium.transforms.ExtractNewRecordState":           newExtractNewRecordState,
-	"io.debezium.transforms.outbox.EventRouter":              newEventRouter,
-	"org.apache.kafka.connect.transforms.ExtractField$Key":   newExtractFieldKey,
-	"org.apache.kafka.connect.transforms.ExtractField$Value": newExtractFieldValue,
-	"org.apache.kafka.connect.transforms.Filter":             newFilter,
-	"org.apache.kafka.connect.transforms.RegexRouter":        newRegexRouter,
-	"org.apache.kafka.connect.transforms.ValueToKey":         newValueToKey,
+	"io.debezium.transforms.ByLogicalTableRouter":                  newByLogicalTableRouter,
+	"io.debezium.transforms.ExtractNewRecordState":                 newExtractNewRecordState,
+	"io.debezium.transforms.outbox.EventRouter":                    newEventRouter,
+	"org.apache.kafka.connect.transforms.Cast$Key":                 onKey(newCast),
+	"org.apache.kafka.connect.transforms.Cast$Value":               onValue(newCast),
+	"org.apache.kafka.connect.transforms.DropHeaders":              newDropHeaders,
+	"org.apache.kafka.connect.transforms.ExtractField$Key":         newExtractFieldKey,
+	"org.apache.kafka.connect.transforms.ExtractField$Value":       newExtractFieldValue,
+	"org.apache.kafka.connect.transforms.Filter":                   newFilter,
+	"org.apache.kafka.connect.transforms.Flatten$Key":              onKey(newFlatten),
+	"org.apache.kafka.connect.transforms.Flatten$Value":            onValue(newFlatten),
+	"org.apache.kafka.connect.transforms.HeaderFrom$Key":           onKey(newHeaderFrom),
+	"org.apache.kafka.connect.transforms.HeaderFrom$Value":         onValue(newHeaderFrom),
+	"org.apache.kafka.connect.transforms.HoistField$Key":           onKey(newHoistField),
+	"org.apache.kafka.connect.transforms.HoistField$Value":         onValue(newHoistField),
+	"org.apache.kafka.connect.transforms.InsertField$Key":          onKey(newInsertField),
+	"org.apache.kafka.connect.transforms.InsertField$Value":        onValue(newInsertField),
+	"org.apache.kafka.connect.transforms.InsertHeader":             newInsertHeader,
+	"org.apache.kafka.connect.transforms.MaskField$Key":            onKey(newMaskField),
+	"org.apache.kafka.connect.transforms.MaskField$Value":          onValue(newMaskField),
+	"org.apache.kafka.connect.transforms.RegexRouter":              newRegexRouter,
+	"org.apache.kafka.connect.transforms.ReplaceField$Key":         onKey(newReplaceField),
+	"org.apache.kafka.connect.transforms.ReplaceField$Value":       onValue(newReplaceField),
+	"org.apache.kafka.connect.transforms.SetSchemaMetadata$Key":    onKey(newSetSchemaMetadata),
+	"org.apache.kafka.connect.transforms.SetSchemaMetadata$Value":  onValue(newSetSchemaMetadata),
+	"org.apache.kafka.connect.transforms.TimestampConverter$Key":   onKey(newTimestampConverter),
+	"org.apache.kafka.connect.transforms.TimestampConverter$Value": onValue(newTimestampConverter),
+	"org.apache.kafka.connect.transforms.TimestampRouter":          newTimestampRouter,
+	"org.apache.kafka.connect.transforms.ValueToKey":               newValueToKey,
 }
 
 // predicateTypes are the predicate classes cdcd runs.
@@ -62,6 +83,7 @@ type Chain struct {
 
 type stage struct {
 	alias     string
+	class     string
 	transform transformation
 	predicate predicate // nil: applies to every record
 	negate    bool
@@ -92,7 +114,7 @@ func New(props map[string]string, log *slog.Logger) (*Chain, error) {
 		if err != nil {
 			return nil, err
 		}
-		st := stage{alias: alias}
+		st := stage{alias: alias, class: s.str(typeKey, "")}
 		if st.transform, err = build(s, log.With("transform", alias)); err != nil {
 			return nil, err
 		}
@@ -105,7 +127,8 @@ func New(props map[string]string, log *slog.Logger) (*Chain, error) {
 }
 
 // Transform applies the chain to ev in place. It returns false when a transform dropped the record, which
-// is then not produced; later transforms do not see it.
+// is then not produced; later transforms do not see it. A transform's failure is a *TransformError; ev may
+// then be partly transformed.
 func (c *Chain) Transform(ev *source.Event) (bool, error) {
 	for _, st := range c.stages {
 		if st.predicate != nil && st.negate == st.predicate.test(ev) {
@@ -113,7 +136,7 @@ func (c *Chain) Transform(ev *source.Event) (bool, error) {
 		}
 		keep, err := st.transform.apply(ev)
 		if err != nil {
-			return false, fmt.Errorf("transform %q on a record for topic %s: %w", st.alias, ev.Topic, err)
+			return false, &TransformError{Alias: st.alias, Class: st.class, Err: err}
 		}
 		if !keep {
 			return false, nil

@@ -134,7 +134,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"missing type", base("transforms", "a"), "transforms.a.type", "missing required"},
 		{"unknown type", base("transforms", "a", "transforms.a.type", "com.example.Nope"), "transforms.a.type",
-			"supported: io.debezium.transforms.ByLogicalTableRouter, io.debezium.transforms.ExtractNewRecordState, io.debezium.transforms.outbox.EventRouter, org.apache.kafka.connect.transforms.ExtractField$Key"},
+			"not a class cdcd implements; supported: io.debezium.transforms.ByLogicalTableRouter, io.debezium.transforms.ExtractNewRecordState, io.debezium.transforms.outbox.EventRouter, org.apache.kafka.connect.transforms.Cast$Key"},
 		{"duplicate alias", base("transforms", "a, a", "transforms.a.type", filterClass), "transforms", `duplicate alias "a"`},
 		{"unknown predicate type", base("predicates", "p", "predicates.p.type", "x.Y"), "predicates.p.type", "TopicNameMatches"},
 		{"undefined predicate", base("transforms", "a", "transforms.a.type", filterClass, "transforms.a.predicate", "q",

@@ -16,3 +16,17 @@ func (e *ConfigError) Error() string {
 
 // Fatal reports that restarting the task cannot fix the error.
 func (e *ConfigError) Fatal() bool { return true }
+
+// TransformError is a transform that failed on a record: the record's data does not fit what the
+// transform requires. Connect's errors.tolerance decides whether the task fails or skips the record.
+type TransformError struct {
+	Alias string // the alias in "transforms"
+	Class string // the transform's class, as its "type" names it
+	Err   error
+}
+
+func (e *TransformError) Error() string {
+	return fmt.Sprintf("transform %q (%s): %v", e.Alias, e.Class, e.Err)
+}
+
+func (e *TransformError) Unwrap() error { return e.Err }

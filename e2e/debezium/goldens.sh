@@ -37,7 +37,7 @@ END_MARKER=cdcd-golden-end
 
 PG_VARIANTS=(default schemas-off decimal-double decimal-string time-connect time-microseconds binary-base64
 	binary-hex hstore-map interval-string truncate-no-tombstones message-key-columns snapshot-initial
-	transforms-unwrap transforms-router transforms-fields transforms-outbox)
+	transforms-unwrap transforms-router transforms-fields transforms-outbox transforms-kafka)
 
 # The MariaDB reference runs as connect.sh's `mariadb` instance (REST port 58084), so it never touches a
 # PostgreSQL worker another run may have going.
@@ -129,6 +129,67 @@ variant_connector_props() {
 			"predicates=outbox" \
 			"predicates.outbox.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
 			'predicates.outbox.pattern=pg1\\.public\\.outbox'
+		;;
+	transforms-kafka)
+		# Kafka's own transforms after the unwrap, each limited by a predicate to tables whose rows it can
+		# take (a transform that fails a record fails Connect's task): every record gets a topic field, a
+		# static field and a header, and all but the messages are flattened (a flattened source block would hide
+		# its positions from the replay's comparison); numeric_types is masked and cast, text_types has
+		# fields dropped and renamed, time_types has Debezium's millisecond and microsecond timestamps
+		# converted, composite_pk gets a cast key and a header copied from the value, array_types a hoisted
+		# key, range_types a renamed value schema.
+		printf '%s\n' "transforms=unwrap,insert,replace,mask,maskto,tsstring,tsmicros,flat,cast,castkey,hoist,meta,header,copy" \
+			"transforms.unwrap.type=io.debezium.transforms.ExtractNewRecordState" \
+			"transforms.unwrap.delete.tombstone.handling.mode=rewrite" \
+			'transforms.insert.type=org.apache.kafka.connect.transforms.InsertField$Value' \
+			"transforms.insert.topic.field=__topic!" "transforms.insert.static.field=__origin" \
+			"transforms.insert.static.value=golden" \
+			'transforms.replace.type=org.apache.kafka.connect.transforms.ReplaceField$Value' \
+			"transforms.replace.exclude=x,hs,mac8" "transforms.replace.renames=vc:varchar_col,txt:text_col" \
+			"transforms.replace.predicate=text" \
+			'transforms.mask.type=org.apache.kafka.connect.transforms.MaskField$Value' \
+			"transforms.mask.fields=i2,i4,f8,bool_col,oid_col" "transforms.mask.predicate=numeric" \
+			'transforms.maskto.type=org.apache.kafka.connect.transforms.MaskField$Value' \
+			"transforms.maskto.fields=i8,f4,num_ps" "transforms.maskto.replacement=-7.125" \
+			"transforms.maskto.predicate=numeric" \
+			'transforms.tsstring.type=org.apache.kafka.connect.transforms.TimestampConverter$Value' \
+			"transforms.tsstring.field=ts3" "transforms.tsstring.target.type=string" \
+			"transforms.tsstring.format=EEE, d MMM yyyy HH:mm:ss.SSS 'UTC'" "transforms.tsstring.predicate=time" \
+			'transforms.tsmicros.type=org.apache.kafka.connect.transforms.TimestampConverter$Value' \
+			"transforms.tsmicros.field=ts6" "transforms.tsmicros.target.type=Timestamp" \
+			"transforms.tsmicros.unix.precision=microseconds" "transforms.tsmicros.predicate=time" \
+			'transforms.flat.type=org.apache.kafka.connect.transforms.Flatten$Value' "transforms.flat.delimiter=_" \
+			"transforms.flat.predicate=message" "transforms.flat.negate=true" \
+			'transforms.cast.type=org.apache.kafka.connect.transforms.Cast$Value' \
+			"transforms.cast.spec=bool_col:int32,i8:string,f4:float64,num_ps:string,ss:boolean,bs:float32" \
+			"transforms.cast.predicate=numeric" \
+			'transforms.castkey.type=org.apache.kafka.connect.transforms.Cast$Key' "transforms.castkey.spec=tenant:string" \
+			"transforms.castkey.predicate=composite" \
+			'transforms.hoist.type=org.apache.kafka.connect.transforms.HoistField$Key' "transforms.hoist.field=pk" \
+			"transforms.hoist.predicate=array" \
+			'transforms.meta.type=org.apache.kafka.connect.transforms.SetSchemaMetadata$Value' \
+			"transforms.meta.schema.name=com.example.Range" "transforms.meta.schema.version=2" \
+			"transforms.meta.predicate=range" \
+			"transforms.header.type=org.apache.kafka.connect.transforms.InsertHeader" \
+			"transforms.header.header=origin" "transforms.header.value.literal=golden-1" \
+			'transforms.copy.type=org.apache.kafka.connect.transforms.HeaderFrom$Value' \
+			"transforms.copy.fields=v" "transforms.copy.headers=v" "transforms.copy.operation=copy" \
+			"transforms.copy.predicate=composite" \
+			"predicates=text,numeric,time,composite,array,range,message" \
+			"predicates.text.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
+			'predicates.text.pattern=pg1\\.public\\.text_types' \
+			"predicates.numeric.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
+			'predicates.numeric.pattern=pg1\\.public\\.numeric_types' \
+			"predicates.time.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
+			'predicates.time.pattern=pg1\\.public\\.time_types' \
+			"predicates.composite.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
+			'predicates.composite.pattern=pg1\\.public\\.composite_pk' \
+			"predicates.array.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
+			'predicates.array.pattern=pg1\\.public\\.array_types' \
+			"predicates.range.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
+			'predicates.range.pattern=pg1\\.public\\.range_types' \
+			"predicates.message.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
+			'predicates.message.pattern=pg1\\.message'
 		;;
 	*) die "unknown postgres variant $1" ;;
 	esac
