@@ -77,6 +77,9 @@ func (b *Broker) Topics(ctx context.Context, sel Selection) ([]string, error) {
 	return names, nil
 }
 
+// ErrNoTopic is a listed topic that does not exist (yet).
+var ErrNoTopic = errors.New("topic does not exist")
+
 // ends returns the end offsets of every partition of the selected topics; a listed topic that does not
 // exist is an error.
 func (b *Broker) ends(ctx context.Context, sel Selection) (partitionEnds, error) {
@@ -86,7 +89,7 @@ func (b *Broker) ends(ctx context.Context, sel Selection) (partitionEnds, error)
 	}
 	for _, want := range sel.Topics {
 		if !contains(names, want) {
-			return nil, fmt.Errorf("topic %s does not exist", want)
+			return nil, fmt.Errorf("topic %s: %w", want, ErrNoTopic)
 		}
 	}
 	if len(names) == 0 {

@@ -121,7 +121,7 @@ func (r *Reader) recoverSchemas(ctx context.Context, conn *client.Conn, pos Offs
 		_, err := r.readStructure(ctx, conn, pos, false, nil)
 		return err
 	}
-	cat, err := ddl.Recover(r.cfg.ddlFlavor(), records, func(rec ddl.HistoryRecord) bool { return r.atOrBefore(rec, pos) })
+	cat, err := ddl.Recover(r.cfg.Flavor, records, func(rec ddl.HistoryRecord) bool { return r.atOrBefore(rec, pos) })
 	if err != nil {
 		return fmt.Errorf("recovering the table structure from the schema history topic %s: %w", r.cfg.HistoryTopic, err)
 	}
@@ -210,13 +210,6 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 			return err
 		}
 	}
-}
-
-func (c *Config) ddlFlavor() ddl.Flavor {
-	if c.Flavor == types.MariaDB {
-		return ddl.MariaDB
-	}
-	return ddl.MySQL
 }
 
 func (c *Config) flavorName() string {

@@ -108,7 +108,7 @@ func (r *Reader) currentPosition(conn *client.Conn) (Offset, error) {
 // each SHOW CREATE TABLE), starting a fresh catalog, and emits the schema change events when
 // include.schema.changes is on. It returns the captured tables in reading order.
 func (r *Reader) readStructure(ctx context.Context, conn *client.Conn, pos Offset, emit bool, out chan<- source.Batch) ([]tables.ID, error) {
-	r.catalog = ddl.NewCatalog(r.cfg.ddlFlavor())
+	r.catalog = ddl.NewCatalog(r.cfg.Flavor)
 	r.schemas = map[tables.ID]*tableSchema{}
 	charset, err := queryString(conn, "SELECT @@GLOBAL.character_set_server")
 	if err != nil {

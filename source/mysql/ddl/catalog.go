@@ -17,6 +17,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/cdcd/cdcd/source/mysql/tables"
+	"github.com/cdcd/cdcd/source/mysql/types"
 )
 
 // ChangeType is the kind of a schema change (Debezium's SchemaChangeEventType).
@@ -56,11 +57,12 @@ type Change struct {
 
 // Flavor selects whose DDL parser the catalog follows: Debezium's MariaDB and MySQL connectors read a few
 // statements differently.
-type Flavor int
+type Flavor = types.Flavor
 
+// The flavors, as the type mapper names them.
 const (
-	MariaDB Flavor = iota
-	MySQL
+	MariaDB = types.MariaDB
+	MySQL   = types.MySQL
 )
 
 // Catalog is the set of tables known at one binlog position, with what the DDL parser also tracks: the

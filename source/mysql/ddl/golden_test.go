@@ -19,7 +19,7 @@ const goldenDir = "../../../testdata/mariadb"
 var goldenVariants = []string{"default", "schemas-off", "bigint-precise", "binary-base64", "decimal-string",
 	"time-connect", "truncate-no-tombstones"}
 
-func readCapture(t *testing.T, variant, file string) []capture.Record {
+func readCapture(t testing.TB, variant, file string) []capture.Record {
 	t.Helper()
 	f, err := os.Open(filepath.Join(goldenDir, variant, file))
 	if err != nil {
