@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,12 @@ func replayMariaDBGolden(t *testing.T, root testenv.MySQLDSN, brokers []string, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	history, err := broker.Read(ctx, capture.Selection{Topics: []string{mariadbGoldenHistory}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.stop()
+	compareHistory(t, readCapture(t, filepath.Join(dir, "schema-history.jsonl")), history)
 	var diffs []capture.Difference
 	for _, d := range capture.Compare(want, got, capture.Replay) {
 		if !debezium361Difference(d) {
@@ -131,4 +137,35 @@ func mariadbClient(t *testing.T, root testenv.MySQLDSN, db string, stdin interfa
 func debezium361Difference(d capture.Difference) bool {
 	return strings.HasPrefix(d.Where, mariadbGoldenPrefix+".cdcd_golden.zero_dates#") &&
 		(strings.HasSuffix(d.Path, "after.zts") || strings.HasSuffix(d.Path, "after.zts_nn"))
+}
+
+// historyPositions matches what differs between two databases in a schema history document: the
+// processing time and the binlog position.
+var historyPositions = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`("(?:ts_ms|ts_sec|pos|server_id|event|row)" : )\d+`), "${1}0"},
+	{regexp.MustCompile(`("(?:file|gtids)" : )"[^"]*"`), `${1}""`},
+}
+
+// compareHistory compares the schema history topic byte for byte with the golden's, positions and times
+// blanked: the same documents, in the same order, in Jackson's pretty-printed form.
+func compareHistory(t *testing.T, want, got []capture.Record) {
+	t.Helper()
+	blank := func(b []byte) string {
+		s := string(b)
+		for _, p := range historyPositions {
+			s = p.re.ReplaceAllString(s, p.with)
+		}
+		return s
+	}
+	if len(want) != len(got) {
+		t.Errorf("schema history: %d records, want %d", len(got), len(want))
+	}
+	for i := range min(len(want), len(got)) {
+		if w, g := blank(want[i].Value), blank(got[i].Value); w != g {
+			t.Errorf("schema history record %d differs:\n got: %s\nwant: %s", i, g, w)
+		}
+	}
 }
