@@ -94,24 +94,32 @@ func TestRefusalThatNeedsAnOperatorFailsTheConnector(t *testing.T) {
 	writeProperties(t, connPath, conn)
 	p := startCdcd(t, workerPath, connPath)
 
+	log := awaitFailure(t, p)
+	if !strings.Contains(log, "lacks the REPLICATION attribute") || !strings.Contains(log, "WITH REPLICATION") {
+		t.Errorf("the log does not name the missing REPLICATION attribute and the ALTER ROLE fix:\n%s", tail(log, 3000))
+	}
+	p.stop()
+}
+
+// awaitFailure waits for a connector's verdict and returns cdcd's log: the connector must end FAILED (one
+// ERROR line), not be restarted while its status says RUNNING. A second attempt shows up after the first
+// retry's 1 s backoff.
+func awaitFailure(t *testing.T, p *cdcdProcess) string {
+	t.Helper()
 	const failedLine = "connector failed; fix the cause and restart it"
 	const retryLine = "connector task failed; restarting"
-	// Wait for the verdict: FAILED, or a second attempt (the first retry comes after a 1 s backoff).
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !p.exited(); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !p.exited(); time.Sleep(200 * time.Millisecond) {
 		log := p.log.String()
 		if len(logLines(log, failedLine)) > 0 || len(logLines(log, retryLine)) > 1 {
 			break
 		}
 	}
 	log := p.log.String()
-	if !strings.Contains(log, "lacks the REPLICATION attribute") || !strings.Contains(log, "WITH REPLICATION") {
-		t.Errorf("the log does not name the missing REPLICATION attribute and the ALTER ROLE fix:\n%s", tail(log, 3000))
-	}
 	if retries := logLines(log, retryLine); len(retries) > 0 {
 		t.Errorf("the connector was restarted %d times instead of failing:\n%s", len(retries), strings.Join(retries, "\n"))
 	}
 	if len(logLines(log, failedLine)) != 1 {
-		t.Errorf("the connector did not end FAILED")
+		t.Errorf("the connector did not end FAILED:\n%s", tail(log, 3000))
 	}
-	p.stop()
+	return log
 }

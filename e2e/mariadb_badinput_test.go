@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+
+	"github.com/cdcd/cdcd/e2e/capture"
+	"github.com/cdcd/cdcd/e2e/testenv"
+)
+
+// mariadbCase is a test database with one table t, a worker and a connector config for it.
+type mariadbCase struct {
+	dsn                  testenv.MySQLDSN
+	admin                *client.Conn
+	brokers              []string
+	prefix               string
+	conn                 map[string]string
+	workerPath, connPath string
+}
+
+func newMariaDBCase(t *testing.T) *mariadbCase {
+	t.Helper()
+	dsn, err := testenv.ParseMySQLDSN(testenv.NewMariaDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &mariadbCase{dsn: dsn, brokers: testenv.Kafka(t), prefix: testenv.NewTopicPrefix(t)}
+	if c.admin, err = client.Connect(dsn.Addr, dsn.User, dsn.Password, dsn.DB); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.admin.Close() })
+	c.exec(t, "CREATE TABLE t (id INT PRIMARY KEY, s DATE NOT NULL, e DATE NOT NULL)")
+	dir := t.TempDir()
+	c.workerPath, c.connPath = filepath.Join(dir, "worker.properties"), filepath.Join(dir, "mariadb.properties")
+	writeProperties(t, c.workerPath, workerProps(c.brokers, filepath.Join(dir, "offsets.dat")))
+	c.conn = mariadbConnector(t, dsn, c.brokers, "bad", c.prefix)
+	return c
+}
+
+func (c *mariadbCase) exec(t *testing.T, sql string) {
+	t.Helper()
+	if _, err := c.admin.Execute(sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func (c *mariadbCase) start(t *testing.T) *cdcdProcess {
+	t.Helper()
+	writeProperties(t, c.connPath, c.conn)
+	return startCdcd(t, c.workerPath, c.connPath)
+}
+
+// TestMariaDBMissingPrivilegeFailsTheConnector runs the connector as a user with SELECT only: the
+// connector must fail once, naming the missing privilege and the GRANT that fixes it.
+func TestMariaDBMissingPrivilegeFailsTheConnector(t *testing.T) {
+	c := newMariaDBCase(t)
+	user := fmt.Sprintf("cdcd_nopriv_%d", rand.IntN(1_000_000))
+	c.exec(t, fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY 'pw'", user))
+	t.Cleanup(func() { c.admin.Execute(fmt.Sprintf("DROP USER '%s'@'%%'", user)) })
+	c.exec(t, fmt.Sprintf("GRANT SELECT ON `%s`.* TO '%s'@'%%'", c.dsn.DB, user))
+	c.conn["database.user"], c.conn["database.password"] = user, "pw"
+	p := c.start(t)
+	log := awaitFailure(t, p)
+	if !strings.Contains(log, "lacks the REPLICATION SLAVE privilege") || !strings.Contains(log, "GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT ON *.*") {
+		t.Errorf("the log does not name the missing privilege and the GRANT:\n%s", tail(log, 3000))
+	}
+	p.stop()
+}
+
+// TestMariaDBWrongConnectorClassFailsTheConnector points the MySQL connector class at a MariaDB server.
+func TestMariaDBWrongConnectorClassFailsTheConnector(t *testing.T) {
+	c := newMariaDBCase(t)
+	c.conn["connector.class"] = "io.debezium.connector.mysql.MySqlConnector"
+	p := c.start(t)
+	if log := awaitFailure(t, p); !strings.Contains(log, "set connector.class=io.debezium.connector.mariadb.MariaDbConnector") {
+		t.Errorf("the log does not say which connector class reads MariaDB:\n%s", tail(log, 3000))
+	}
+	p.stop()
+}
+
+// TestMariaDBUnparseableDDL: a DDL statement cdcd cannot parse (MariaDB's application-time PERIOD) fails
+// the connector with the statement and its binlog position; with
+// schema.history.internal.skip.unparseable.ddl=true the connector skips it and goes on, losing nothing after.
+func TestMariaDBUnparseableDDL(t *testing.T) {
+	c := newMariaDBCase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	broker, err := capture.NewBroker(c.brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+	p := c.start(t)
+	waitFor(t, ctx, broker, capture.Selection{Topics: []string{c.prefix}}, "CREATE TABLE")
+	const ddl = "ALTER TABLE t ADD PERIOD FOR valid(s, e)"
+	c.exec(t, ddl)
+	log := awaitFailure(t, p)
+	if !strings.Contains(log, "could not be parsed") || !strings.Contains(log, "PERIOD FOR valid") ||
+		!strings.Contains(log, "mariadb-bin.") || !strings.Contains(log, "schema.history.internal.skip.unparseable.ddl=true") {
+		t.Errorf("the failure does not name the statement, its position and the way out:\n%s", tail(log, 3000))
+	}
+	p.stop()
+
+	c.conn["schema.history.internal.skip.unparseable.ddl"] = "true"
+	p = c.start(t)
+	c.exec(t, "INSERT INTO t VALUES (7, '2026-01-01', '2026-12-31')")
+	waitFor(t, ctx, broker, capture.Selection{Topics: []string{c.prefix + "." + c.dsn.DB + ".t"}}, `"id":7`)
+	if log := p.log.String(); !strings.Contains(log, "skipping a DDL statement cdcd cannot parse") {
+		t.Errorf("the skipped statement was not logged:\n%s", tail(log, 3000))
+	}
+	p.stop()
+}
