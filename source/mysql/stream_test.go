@@ -1,0 +1,129 @@
+package mysql
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/mysql/ddl"
+	"github.com/cdcd/cdcd/source/mysql/types"
+)
+
+// testReader is a MySQL-flavor reader whose catalog knows d.t (id INT PRIMARY KEY, v VARCHAR(10)).
+func testReader(t *testing.T, flavor types.Flavor) *Reader {
+	t.Helper()
+	class := map[types.Flavor]string{types.MySQL: MySQLConnectorClass, types.MariaDB: MariaDBConnectorClass}[flavor]
+	cfg, err := ParseConfig("c", flavor, map[string]string{
+		"connector.class": class, "database.hostname": "h", "database.user": "u", "database.server.id": "7",
+		"topic.prefix": "p", "schema.history.internal.kafka.topic": "h", "schema.history.internal.kafka.bootstrap.servers": "b:9092",
+	}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReader(cfg, nil, slog.New(slog.DiscardHandler))
+	r.catalog = ddl.NewCatalog(flavor)
+	if _, err := r.catalog.Apply("d", "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))"); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// event wraps a binlog event with a header: its type, time, and end position (LogPos) for a size.
+func event(typ replication.EventType, ts uint32, end, size uint32, e replication.Event) *replication.BinlogEvent {
+	return &replication.BinlogEvent{Header: &replication.EventHeader{EventType: typ, Timestamp: ts, ServerID: 42, LogPos: end, EventSize: size}, Event: e}
+}
+
+func rows(typ replication.EventType, values ...[]any) *replication.RowsEvent {
+	return &replication.RowsEvent{Table: &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t")}, Rows: values}
+}
+
+// TestMySQLTransaction feeds a MySQL-flavor transaction as the binlog carries it — GTID event with the
+// original commit time, BEGIN query, table map, V2 rows event, XID — and checks the batch: one event per
+// row with MySQL's source block (UUID GTID, ts_ms from the original commit time), and an offset after the
+// commit with the GTID set grown by the transaction.
+func TestMySQLTransaction(t *testing.T) {
+	r := testReader(t, types.MySQL)
+	out := make(chan source.Batch, 4)
+	start := Offset{File: "mysql-bin.000003", Pos: 4, GTIDs: "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-4"}
+	st, err := r.newStream(context.Background(), out, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := [16]byte{0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1, 0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62}
+	commit := time.Date(2026, 11, 30, 10, 0, 0, 123456000, time.UTC)
+	events := []*replication.BinlogEvent{
+		event(replication.GTID_EVENT, 1800000000, 200, 65, &replication.GTIDEvent{SID: sid[:], GNO: 5, OriginalCommitTimestamp: uint64(commit.UnixMicro())}),
+		event(replication.QUERY_EVENT, 1800000000, 280, 80, &replication.QueryEvent{Query: []byte("BEGIN"), SlaveProxyID: 99}),
+		event(replication.TABLE_MAP_EVENT, 1800000000, 330, 50, &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t")}),
+		event(replication.WRITE_ROWS_EVENTv2, 1800000000, 400, 70, rows(replication.WRITE_ROWS_EVENTv2, []any{int32(1), "a"}, []any{int32(2), "b"})),
+		event(replication.XID_EVENT, 1800000000, 431, 31, &replication.XIDEvent{XID: 9}),
+	}
+	for _, ev := range events {
+		if err := st.handle(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := <-out
+	if len(b.Events) != 2 {
+		t.Fatalf("%d events, want 2", len(b.Events))
+	}
+	src := b.Events[1].Value.(*schema.Struct).Get("source").(*schema.Struct)
+	checks := map[string]any{
+		"connector": "mysql", "gtid": "3e11fa47-71ca-11e1-9e33-c80aa9429562:5", "ts_ms": commit.Truncate(time.Millisecond).UnixMilli(),
+		"file": "mysql-bin.000003", "pos": int64(330), "row": int32(1), "server_id": int64(42), "thread": int64(99), "table": "t", "db": "d",
+	}
+	for field, want := range checks {
+		if got := src.Get(field); got != want {
+			t.Errorf("source.%s = %v (%T), want %v", field, got, got, want)
+		}
+	}
+	if src.Schema.Name != schema.MySQLSourceName {
+		t.Errorf("source schema %s, want %s", src.Schema.Name, schema.MySQLSourceName)
+	}
+	off := b.Position.(binlogPosition).Offset
+	want := Offset{File: "mysql-bin.000003", Pos: 431, GTIDs: "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5", ServerID: 42, TsSec: 1800000000}
+	if off != want {
+		t.Errorf("offset %+v, want %+v", off, want)
+	}
+}
+
+// TestResumeSkipsWhatDebeziumDelivered resumes from an offset Debezium wrote inside a MariaDB transaction
+// (event=2, row=1: the GTID and table map events, and the first row of the rows event, were delivered):
+// only the rest of the transaction is emitted.
+func TestResumeSkipsWhatDebeziumDelivered(t *testing.T) {
+	r := testReader(t, types.MariaDB)
+	out := make(chan source.Batch, 4)
+	st, err := r.newStream(context.Background(), out, Offset{File: "mariadb-bin.000002", Pos: 100, GTIDs: "0-1-10", Events: 2, Rows: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := []*replication.BinlogEvent{
+		event(replication.MARIADB_GTID_EVENT, 1800000000, 138, 38, &replication.MariadbGTIDEvent{GTID: gomysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 11}}),
+		event(replication.TABLE_MAP_EVENT, 1800000000, 190, 52, &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t")}),
+		event(replication.WRITE_ROWS_EVENTv1, 1800000000, 260, 70, rows(replication.WRITE_ROWS_EVENTv1, []any{int32(1), "a"}, []any{int32(2), "b"})),
+		event(replication.WRITE_ROWS_EVENTv1, 1800000000, 330, 70, rows(replication.WRITE_ROWS_EVENTv1, []any{int32(3), "c"})),
+		event(replication.XID_EVENT, 1800000000, 361, 31, &replication.XIDEvent{XID: 9}),
+	}
+	for _, ev := range events {
+		if err := st.handle(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := <-out
+	var ids []any
+	for _, ev := range b.Events {
+		ids = append(ids, ev.Key.(*schema.Struct).Get("id"))
+	}
+	if len(ids) != 2 || ids[0] != int32(2) || ids[1] != int32(3) {
+		t.Errorf("emitted keys %v, want [2 3]", ids)
+	}
+	if got := b.Position.(binlogPosition).GTIDs; got != "0-1-11" {
+		t.Errorf("gtids after the transaction %s, want 0-1-11", got)
+	}
+}
