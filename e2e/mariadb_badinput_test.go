@@ -23,6 +23,7 @@ type mariadbCase struct {
 	prefix               string
 	conn                 map[string]string
 	workerPath, connPath string
+	offsetFile           string
 }
 
 func newMariaDBCase(t *testing.T) *mariadbCase {
@@ -39,7 +40,8 @@ func newMariaDBCase(t *testing.T) *mariadbCase {
 	c.exec(t, "CREATE TABLE t (id INT PRIMARY KEY, s DATE NOT NULL, e DATE NOT NULL)")
 	dir := t.TempDir()
 	c.workerPath, c.connPath = filepath.Join(dir, "worker.properties"), filepath.Join(dir, "mariadb.properties")
-	writeProperties(t, c.workerPath, workerProps(c.brokers, filepath.Join(dir, "offsets.dat")))
+	c.offsetFile = filepath.Join(dir, "offsets.dat")
+	writeProperties(t, c.workerPath, workerProps(c.brokers, c.offsetFile))
 	c.conn = mariadbConnector(t, dsn, c.brokers, "bad", c.prefix)
 	return c
 }

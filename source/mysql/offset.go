@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -25,6 +26,17 @@ type Offset struct {
 	// Snapshot is "INITIAL" while the initial snapshot is in progress; Debezium writes no completion flag:
 	// an offset without it is a finished snapshot (or none).
 	Snapshot string
+	// SnapshotProgress is cdcd's own snapshot progress (snapshot.ProgressKey): which tables an interrupted
+	// snapshot finished, and, after a resumed snapshot, which streamed changes it already holds. Debezium
+	// ignores it.
+	SnapshotProgress string
+}
+
+// binlogSequence orders binlog positions: the file's sequence number (the digits after its last dot) in the
+// high bits, the position in the low ones; what snapshot progress records as a table's position.
+func binlogSequence(file string, pos int64) uint64 {
+	seq, _ := strconv.ParseUint(file[strings.LastIndexByte(file, '.')+1:], 10, 32)
+	return seq<<32 | uint64(pos)&(1<<32-1)
 }
 
 // Position is the binlog position a batch stands for: what a stream error names.
@@ -62,6 +74,9 @@ func (o Offset) Fields() []source.OffsetField {
 	if o.Snapshot != "" {
 		f = append(f, source.OffsetField{Name: "snapshot", Value: o.Snapshot})
 	}
+	if o.SnapshotProgress != "" {
+		f = append(f, source.OffsetField{Name: snapshot.ProgressKey, Value: o.SnapshotProgress})
+	}
 	return f
 }
 
@@ -85,6 +100,7 @@ func ParseOffset(m map[string]any) (Offset, error) {
 		}
 		*dst = n
 	}
+	o.SnapshotProgress, _ = m[snapshot.ProgressKey].(string)
 	if g, ok := m["gtids"].(string); ok {
 		o.GTIDs = strings.ReplaceAll(g, "\n", "")
 	}

@@ -83,13 +83,17 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	var pos Offset
 	switch {
 	case plan.Snapshot:
-		if pos, err = r.snapshot(ctx, conn, out, true); err != nil {
+		var resumed *Offset
+		if plan.Resume {
+			resumed = r.start
+		}
+		if pos, err = r.snapshot(ctx, conn, out, true, resumed); err != nil {
 			return err
 		}
 	case r.start == nil:
 		// no_data without an offset: the structure is still read (Debezium's schema-only snapshot), the
 		// data is not; streaming starts at the current position.
-		if pos, err = r.snapshot(ctx, conn, out, false); err != nil {
+		if pos, err = r.snapshot(ctx, conn, out, false, nil); err != nil {
 			return err
 		}
 	default:

@@ -24,9 +24,14 @@ const snapshotBatchRows = 1024
 // snapshot takes a consistent snapshot (BinlogSnapshotChangeEventSource with snapshot.locking.mode): under
 // a global read lock it opens a consistent-snapshot transaction, reads the binlog position and every
 // captured database's structure (recorded in the schema history), releases the lock (minimal), and then,
-// withData, reads the captured tables' rows inside that transaction. It returns the position streaming
-// starts from: the snapshot's own, so nothing between them is lost or repeated.
-func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- source.Batch, withData bool) (Offset, error) {
+// withData, reads the captured tables' rows inside that transaction. It returns the offset streaming
+// starts from: the snapshot's own position, so nothing between them is lost or repeated.
+//
+// resumed is the offset of an interrupted snapshot: the tables it finished are not read again, the others
+// are read in this newer snapshot, and streaming starts from the first snapshot's position; the returned
+// offset then carries the progress, so the stream drops the changes of re-read tables that this snapshot
+// already holds.
+func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- source.Batch, withData bool, resumed *Offset) (Offset, error) {
 	locked := r.cfg.LockingMode != "none"
 	if locked {
 		if _, err := conn.Execute("FLUSH TABLES WITH READ LOCK"); err != nil {
@@ -63,17 +68,53 @@ func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- sou
 			return Offset{}, fmt.Errorf("releasing the snapshot's global read lock: %w", err)
 		}
 	}
-	if withData {
-		if err := r.readRows(ctx, conn, pos, captured, out); err != nil {
+	streamFrom := pos
+	if !withData {
+		streamFrom.Snapshot = ""
+	} else {
+		progress := r.planProgress(captured, pos, resumed)
+		if resumed != nil {
+			streamFrom.File, streamFrom.Pos, streamFrom.GTIDs = resumed.File, resumed.Pos, resumed.GTIDs
+		}
+		if streamFrom, err = r.readRows(ctx, conn, pos, streamFrom, progress, out); err != nil {
 			return Offset{}, err
 		}
 	}
 	if _, err := conn.Execute("COMMIT"); err != nil {
 		return Offset{}, fmt.Errorf("ending the snapshot transaction: %w", err)
 	}
-	pos.Snapshot = ""
-	r.log.Info("snapshot done", "position", pos.String(), "tables", len(captured), "with_data", withData)
-	return pos, nil
+	r.log.Info("snapshot done", "position", pos.String(), "streaming_from", streamFrom.String(), "tables", len(captured), "with_data", withData)
+	return streamFrom, nil
+}
+
+// planProgress lists the tables the snapshot reads, each read at pos; of a resumed snapshot, the tables it
+// finished keep their earlier position and are not read again.
+func (r *Reader) planProgress(captured []tables.ID, pos Offset, resumed *Offset) *snapshot.Progress {
+	var prev *snapshot.Progress
+	if resumed != nil && resumed.SnapshotProgress != "" {
+		p, err := snapshot.DecodeProgress(resumed.SnapshotProgress)
+		if err != nil {
+			r.log.Warn("the interrupted snapshot's progress is unreadable; reading every table again", "error", err)
+		}
+		prev = p
+	}
+	progress := &snapshot.Progress{}
+	done := 0
+	for _, id := range captured {
+		name := id.Database + "." + id.Table
+		if prev != nil {
+			if t := prev.Table(name); t != nil && t.Done {
+				progress.Tables = append(progress.Tables, *t)
+				done++
+				continue
+			}
+		}
+		progress.Tables = append(progress.Tables, snapshot.TableProgress{ID: name, Epochs: []snapshot.Epoch{{Position: binlogSequence(pos.File, pos.Pos)}}})
+	}
+	if resumed != nil {
+		r.log.Info("resuming an interrupted snapshot", "tables_done", done, "tables", len(captured), "streaming_from", resumed.String())
+	}
+	return progress
 }
 
 // currentPosition reads the binlog position and the executed GTID set.
@@ -206,11 +247,11 @@ func (r *Reader) readStructure(ctx context.Context, conn *client.Conn, pos Offse
 	return captured, nil
 }
 
-// readRows reads every captured table's rows inside the snapshot transaction, as op "r" events with
-// Debezium's snapshot markers; each batch records the in-progress snapshot offset, the last one the
-// offset streaming resumes from.
-func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos Offset, captured []tables.ID, out chan<- source.Batch) error {
-	progress := pos // Snapshot "INITIAL": a crash restarts the snapshot
+// readRows reads the rows of every table progress has not done, inside the snapshot transaction at pos, as
+// op "r" events with Debezium's snapshot markers. Each batch records the in-progress snapshot offset
+// (streamFrom with the progress: a crash resumes with the tables not yet done); the last one records the
+// offset streaming starts from, which it returns.
+func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFrom Offset, progress *snapshot.Progress, out chan<- source.Batch) (Offset, error) {
 	var batch []source.Event
 	flush := func(offset Offset) error {
 		select {
@@ -220,6 +261,11 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos Offset, ca
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	inProgress := func() Offset {
+		o := streamFrom
+		o.Snapshot, o.SnapshotProgress = "INITIAL", progress.Clone().Encode()
+		return o
 	}
 	// held is the last row read: its marker depends on whether another row follows.
 	var held *snapshotRow
@@ -235,18 +281,24 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos Offset, ca
 		batch = append(batch, held.ts.event(held.ts.keyOf(held.row), held.ts.envelopeValue(schema.OpRead, nil, held.row, held.src, r.now())))
 		held = nil
 		if len(batch) >= snapshotBatchRows {
-			return flush(progress)
+			return flush(inProgress())
 		}
 		return nil
 	}
 	firstTable := true
-	for _, id := range captured {
+	for i := range progress.Tables {
+		tp := &progress.Tables[i]
+		if tp.Done {
+			continue
+		}
+		db, table, _ := strings.Cut(tp.ID, ".")
+		id := tables.ID{Database: db, Table: table}
 		ts, err := r.tableSchema(id)
 		if err != nil {
-			return err
+			return Offset{}, err
 		}
 		if ts == nil {
-			return fmt.Errorf("snapshot of %s.%s: its structure is not in the catalog", id.Database, id.Table)
+			return Offset{}, fmt.Errorf("snapshot of %s.%s: its structure is not in the catalog", id.Database, id.Table)
 		}
 		readTime := r.now().Truncate(time.Second)
 		firstRow := true
@@ -259,6 +311,7 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos Offset, ca
 				if err := release(false); err != nil {
 					return err
 				}
+				tp.Rows++
 				raw := make([]any, len(values))
 				for i := range values {
 					raw[i] = values[i]
@@ -275,15 +328,21 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos Offset, ca
 				return nil
 			}, nil)
 		if err != nil {
-			return fmt.Errorf("snapshot of %s.%s: %w", id.Database, id.Table, err)
+			return Offset{}, fmt.Errorf("snapshot of %s.%s: %w", id.Database, id.Table, err)
 		}
+		// The table counts as done once its last row is delivered: the held row goes out in a later batch,
+		// whose offset is the first to carry this.
+		tp.Done = true
 	}
 	if err := release(true); err != nil {
-		return err
+		return Offset{}, err
 	}
-	done := pos
+	done := streamFrom
 	done.Snapshot = ""
-	return flush(done)
+	if progress.MaxPosition() > binlogSequence(streamFrom.File, streamFrom.Pos) {
+		done.SnapshotProgress = progress.Encode() // tables read later than streamFrom: streaming must drop what they hold
+	}
+	return done, flush(done)
 }
 
 // snapshotRow is a snapshot row waiting for its marker.
