@@ -92,3 +92,13 @@ func newRunID() string {
 	b[8] = 0x80 | b[8]&0x3f
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
+
+// HeartbeatEvent is Debezium's heartbeat record on topic: key {serverName: logicalName}, value {ts_ms}.
+func HeartbeatEvent(topic, logicalName string, now time.Time) Event {
+	keySchema, valueSchema := schema.HeartbeatKeySchema(), schema.HeartbeatValueSchema()
+	return Event{
+		Topic:     topic,
+		KeySchema: keySchema, Key: schema.NewStruct(keySchema).Set(schema.HeartbeatServerName, logicalName),
+		ValueSchema: valueSchema, Value: schema.NewStruct(valueSchema).Set(schema.EnvelopeTsMs, now.UnixMilli()),
+	}
+}

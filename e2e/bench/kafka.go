@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -168,4 +169,71 @@ func (b *broker) readRange(ctx context.Context, topic string, from, end int64, f
 		}
 	}
 	return nil
+}
+
+// recordShape is what the Kafka ceiling reproduces of a delivered record: its sizes and headers (the
+// broker does not look at the bytes, so their content does not matter).
+type recordShape struct {
+	keyLen, valueLen int // valueLen -1: a tombstone
+	headers          []kgo.RecordHeader
+}
+
+func shapeOf(r *kgo.Record) recordShape {
+	s := recordShape{keyLen: len(r.Key), valueLen: len(r.Value), headers: r.Headers}
+	if r.Value == nil {
+		s.valueLen = -1
+	}
+	return s
+}
+
+// produceCeiling writes records of the given shapes to a new one-partition topic with Kafka Connect's
+// producer guarantees (acks=all, one request in flight, no idempotence, 1 MB requests, linger 5 ms) and
+// returns how long it took until the last one was acknowledged: the most any source can deliver to this
+// broker and partition under those guarantees, the Kafka counterpart of the pg_recvlogical ceiling.
+func (b *broker) produceCeiling(ctx context.Context, topic string, shapes []recordShape) (time.Duration, error) {
+	if err := b.createTopic(ctx, topic); err != nil {
+		return 0, err
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.seeds...), kgo.DefaultProduceTopic(topic),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(1),
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedBytes(64<<20),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return 0, fmt.Errorf("kafka producer: %w", err)
+	}
+	defer cl.Close()
+	maxLen := 0
+	for _, s := range shapes {
+		maxLen = max(maxLen, s.keyLen, s.valueLen)
+	}
+	filler := make([]byte, maxLen)
+	for i := range filler {
+		filler[i] = 'a' + byte(i%26)
+	}
+	var failed error
+	var mu sync.Mutex
+	start := time.Now()
+	for _, s := range shapes {
+		r := &kgo.Record{Key: filler[:s.keyLen], Headers: s.headers}
+		if s.valueLen >= 0 {
+			r.Value = filler[:s.valueLen]
+		}
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				failed = errors.Join(failed, err)
+				mu.Unlock()
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return 0, err
+	}
+	elapsed := time.Since(start)
+	mu.Lock()
+	defer mu.Unlock()
+	if failed != nil {
+		return 0, fmt.Errorf("producing the Kafka ceiling to %s: %w", topic, failed)
+	}
+	return elapsed, nil
 }

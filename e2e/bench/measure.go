@@ -36,6 +36,8 @@ type drainResult struct {
 	PeakRSSMB     float64      `json:"peak_rss_mb"`
 	Correctness   correctness  `json:"correctness"`
 	Ceiling       *ceilingData `json:"ceiling,omitempty"`
+	// KafkaCeiling is a plain producer writing records of the same sizes to a new one-partition topic.
+	KafkaCeiling *ceilingData `json:"kafka_ceiling,omitempty"`
 }
 
 // ceilingData is pg_recvlogical reading the same backlog from a slot created beside the system's.
@@ -136,14 +138,14 @@ func (b *bench) cleanup(ctx context.Context, c *capture) {
 }
 
 // readBack reads the records after the primer and returns the changes in offset order, their commit
-// times and the records' append times.
-func (b *bench) readBack(ctx context.Context, c *capture) (seen []change, commitMs, appendMs []int64, records int64, err error) {
+// times, the records' append times and the shapes of all records.
+func (b *bench) readBack(ctx context.Context, c *capture) (seen []change, commitMs, appendMs []int64, shapes []recordShape, err error) {
 	end, err := b.kafka.endOffset(ctx, c.topic)
 	if err != nil {
-		return nil, nil, nil, 0, err
+		return nil, nil, nil, nil, err
 	}
 	err = b.kafka.readRange(ctx, c.topic, 1, end, func(r *kgo.Record) error {
-		records++
+		shapes = append(shapes, shapeOf(r))
 		if r.Value == nil {
 			return nil // a delete's tombstone
 		}
@@ -156,7 +158,7 @@ func (b *bench) readBack(ctx context.Context, c *capture) (seen []change, commit
 		appendMs = append(appendMs, r.Timestamp.UnixMilli())
 		return nil
 	})
-	return seen, commitMs, appendMs, records, err
+	return seen, commitMs, appendMs, shapes, err
 }
 
 // drain measures how fast sys empties a backlog of rows changes of workload wl that piled up while its
@@ -234,11 +236,18 @@ func (b *bench) drain(ctx context.Context, sys *system, wl workload, round, rows
 		res.Ceiling = &ceilingData{Seconds: elapsed.Seconds(), EventsPerSec: float64(len(changes)) / elapsed.Seconds()}
 	}
 
-	seen, _, appendMs, records, err := b.readBack(ctx, c)
+	seen, _, appendMs, shapes, err := b.readBack(ctx, c)
 	if err != nil {
 		return res, err
 	}
-	res.Records = records
+	res.Records = int64(len(shapes))
+	if ceiling {
+		elapsed, err := b.kafka.produceCeiling(ctx, c.prefix+".kafka-ceiling", shapes)
+		if err != nil {
+			return res, err
+		}
+		res.KafkaCeiling = &ceilingData{Seconds: elapsed.Seconds(), EventsPerSec: float64(len(changes)) / elapsed.Seconds()}
+	}
 	res.Correctness = checkChanges(changes, seen)
 	if len(appendMs) > 0 {
 		res.FirstAppendMs, res.LastAppendMs = appendMs[0], appendMs[len(appendMs)-1]

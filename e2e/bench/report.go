@@ -9,7 +9,7 @@ import (
 
 // summaryRow is one line of the table: a metric on both systems over the rounds, their ratio (computed
 // round by round, > 1 meaning cdcd is better whether the metric is a rate or a cost), and, for
-// throughput, the pg_recvlogical ceiling.
+// throughput, the pg_recvlogical and Kafka ceilings.
 type summaryRow struct {
 	Metric    string  `json:"metric"`
 	Cdcd      spread  `json:"cdcd"`
@@ -17,6 +17,9 @@ type summaryRow struct {
 	Ratio     spread  `json:"ratio"`
 	Ceiling   *spread `json:"ceiling,omitempty"`
 	OfCeiling *spread `json:"cdcd_of_ceiling,omitempty"`
+	// KafkaCeiling is what a plain producer achieves with the same records, broker and guarantees.
+	KafkaCeiling   *spread `json:"kafka_ceiling,omitempty"`
+	OfKafkaCeiling *spread `json:"cdcd_of_kafka_ceiling,omitempty"`
 	// Text replaces the numbers for counts that must be exactly zero.
 	CdcdText     string `json:"cdcd_text,omitempty"`
 	DebeziumText string `json:"debezium_text,omitempty"`
@@ -61,7 +64,7 @@ func summarize(drains []drainResult, latency []latencyResult, rate int) []summar
 	}
 	for _, wl := range []workload{insertWorkload, mixWorkload} {
 		var rate, cpu, rss perRound
-		var ceiling, ofCeiling []float64
+		var ceiling, ofCeiling, kafkaCeiling, ofKafkaCeiling []float64
 		for _, d := range drains {
 			if d.Workload != wl.Name {
 				continue
@@ -74,6 +77,10 @@ func summarize(drains []drainResult, latency []latencyResult, rate int) []summar
 				ceiling = append(ceiling, d.Ceiling.EventsPerSec)
 				ofCeiling = append(ofCeiling, d.EventsPerSec/d.Ceiling.EventsPerSec)
 			}
+			if d.KafkaCeiling != nil {
+				kafkaCeiling = append(kafkaCeiling, d.KafkaCeiling.EventsPerSec)
+				ofKafkaCeiling = append(ofKafkaCeiling, d.EventsPerSec/d.KafkaCeiling.EventsPerSec)
+			}
 		}
 		if len(rate.cdcd)+len(rate.debezium) == 0 {
 			continue
@@ -83,6 +90,10 @@ func summarize(drains []drainResult, latency []latencyResult, rate int) []summar
 		if len(ceiling) > 0 {
 			c, of := spreadOf(ceiling), spreadOf(ofCeiling)
 			r.Ceiling, r.OfCeiling = &c, &of
+		}
+		if len(kafkaCeiling) > 0 {
+			c, of := spreadOf(kafkaCeiling), spreadOf(ofKafkaCeiling)
+			r.KafkaCeiling, r.OfKafkaCeiling = &c, &of
 		}
 		rows = append(rows, r,
 			cpu.row(label+" drain, CPU s per M events", false),
@@ -131,9 +142,10 @@ func renderTable(rows []summaryRow, m machineInfo, seconds float64) string {
 		m.NProc, m.MemTotalMB, m.CPUModel, seconds)
 	fmt.Fprintln(&b, "medians over rounds (min–max); ratio > 1 means cdcd is better (faster, or cheaper)")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload / metric\tcdcd\tDebezium\tratio\tpg_recvlogical\tcdcd/ceiling")
+	fmt.Fprintln(tw, "workload / metric\tcdcd\tDebezium\tratio\tpg_recvlogical\tcdcd/ceiling\tKafka producer\tcdcd/Kafka")
 	for _, r := range rows {
 		cdcd, dbz, ratio, ceiling, of := formatValue(r.Cdcd), formatValue(r.Debezium), formatRatio(r.Ratio), "", ""
+		kafka, ofKafka := "", ""
 		if r.CdcdText != "" || r.DebeziumText != "" {
 			cdcd, dbz, ratio = r.CdcdText, r.DebeziumText, ""
 		}
@@ -141,7 +153,11 @@ func renderTable(rows []summaryRow, m machineInfo, seconds float64) string {
 			ceiling = formatValue(*r.Ceiling)
 			of = fmt.Sprintf("%.0f%%", 100*r.OfCeiling.Median)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Metric, cdcd, dbz, ratio, ceiling, of)
+		if r.KafkaCeiling != nil && r.OfKafkaCeiling != nil {
+			kafka = formatValue(*r.KafkaCeiling)
+			ofKafka = fmt.Sprintf("%.0f%%", 100*r.OfKafkaCeiling.Median)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Metric, cdcd, dbz, ratio, ceiling, of, kafka, ofKafka)
 	}
 	tw.Flush()
 	return b.String()

@@ -7,11 +7,12 @@ import (
 
 func TestSummarizeRatiosAreRoundByRoundAndCdcdBetterAboveOne(t *testing.T) {
 	drains := []drainResult{
-		{Round: 1, Workload: "insert", System: "cdcd", EventsPerSec: 30000, CPUPerMillion: 10, PeakRSSMB: 50, Ceiling: &ceilingData{EventsPerSec: 60000}},
+		{Round: 1, Workload: "insert", System: "cdcd", EventsPerSec: 30000, CPUPerMillion: 10, PeakRSSMB: 50, Ceiling: &ceilingData{EventsPerSec: 60000},
+			KafkaCeiling: &ceilingData{EventsPerSec: 120000}},
 		{Round: 1, Workload: "insert", System: "debezium", EventsPerSec: 10000, CPUPerMillion: 40, PeakRSSMB: 500},
 		{Round: 2, Workload: "insert", System: "debezium", EventsPerSec: 5000, CPUPerMillion: 40, PeakRSSMB: 500},
 		{Round: 2, Workload: "insert", System: "cdcd", EventsPerSec: 20000, CPUPerMillion: 20, PeakRSSMB: 50, Ceiling: &ceilingData{EventsPerSec: 40000},
-			Correctness: correctness{Lost: 2, OrderViolations: 1}},
+			KafkaCeiling: &ceilingData{EventsPerSec: 80000}, Correctness: correctness{Lost: 2, OrderViolations: 1}},
 	}
 	latency := []latencyResult{
 		{Round: 1, System: "cdcd", P50Ms: 5, P99Ms: 20, MaxMs: 30},
@@ -30,6 +31,9 @@ func TestSummarizeRatiosAreRoundByRoundAndCdcdBetterAboveOne(t *testing.T) {
 	if rate.OfCeiling == nil || rate.OfCeiling.Median != 0.5 {
 		t.Errorf("cdcd/ceiling %+v, want 0.5", rate.OfCeiling)
 	}
+	if rate.OfKafkaCeiling == nil || rate.OfKafkaCeiling.Median != 0.25 || rate.KafkaCeiling.Median != 100000 {
+		t.Errorf("Kafka ceiling %+v, cdcd of it %+v; want 100,000 and 0.25", rate.KafkaCeiling, rate.OfKafkaCeiling)
+	}
 	if cpu := byMetric["insert 1 KB rows drain, CPU s per M events"]; cpu.Ratio.Median != 3 {
 		t.Errorf("cpu ratio %+v, want debezium/cdcd median 3 (4 and 2)", cpu.Ratio)
 	}
@@ -47,7 +51,7 @@ func TestSummarizeRatiosAreRoundByRoundAndCdcdBetterAboveOne(t *testing.T) {
 	}
 
 	table := renderTable(rows, machineInfo{NProc: 2, MemTotalMB: 1024, CPUModel: "x"}, 60)
-	for _, want := range []string{"insert 1 KB rows drain, events/s", "25,000 (20,000–30,000)", "3.50× (3.00–4.00)", "50,000 (40,000–60,000)", "50%", "2 / 1 / 0"} {
+	for _, want := range []string{"insert 1 KB rows drain, events/s", "25,000 (20,000–30,000)", "3.50× (3.00–4.00)", "50,000 (40,000–60,000)", "50%", "100,000 (80,000–120,000)", "25%", "2 / 1 / 0"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}

@@ -32,6 +32,14 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0 // s[start:i] is pending raw output
 	for i := 0; i < len(s); {
+		// Row text is mostly plain ASCII: skip 8 such bytes at a time (a third of cdcd's encoding time
+		// went to this loop when it looked at one byte per iteration).
+		for i+8 <= len(s) && plainASCII8(load8(s[i:i+8])) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if shortEscape[c] == 0 {
@@ -67,6 +75,30 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+const (
+	ones8  = 0x0101010101010101
+	highs8 = 0x8080808080808080
+)
+
+// plainASCII8 reports whether all 8 bytes of w are ASCII that Jackson writes unescaped: none is a control
+// character, '"', '\\' or a byte of a multi-byte character. It tests the 8 bytes at once (SWAR): with
+// every byte below 0x80, (x - 0x01…) &^ x has a byte's high bit set where x's byte is zero, and
+// (w - 0x20…) &^ w where w's byte is below 0x20. Borrows can set a bit wrongly only above a byte whose
+// bit is set rightly, so "some bit set" is exact.
+func plainASCII8(w uint64) bool {
+	quote := w ^ '"'*ones8
+	backslash := w ^ '\\'*ones8
+	flags := w | (w-0x20*ones8)&^w | (quote-ones8)&^quote | (backslash-ones8)&^backslash
+	return flags&highs8 == 0
+}
+
+// load8 reads 8 bytes of s as a little-endian word; the compiler turns it into one load.
+func load8(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 func appendUnicodeEscape(dst []byte, u rune) []byte {

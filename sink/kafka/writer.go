@@ -160,7 +160,7 @@ func NewWriter(cfg Config, log *slog.Logger) (*Writer, error) {
 		Completion:      w.complete,
 		Compression:     settings.compression,
 		ErrorLogger:     kafkago.LoggerFunc(w.logKafkaGoError),
-		Transport:       transport,
+		Transport:       newTopicMetadataCache(transport, partitionCountTTL),
 		// The Java producer's metadata requests allow auto-creation; topics under Connect's topic
 		// creation are created explicitly before their first record, so this only matters
 		// when topic creation is off — where the broker's auto.create.topics.enable decides.

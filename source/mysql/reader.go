@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -203,7 +204,11 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 	}
 	r.log.Info("streaming the binlog", "position", pos.String())
 	for {
-		ev, err := streamer.GetEvent(ctx)
+		ev, err := r.nextEvent(ctx, streamer)
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			st.heartbeat() // a quiet binlog
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -213,7 +218,18 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 		if err := st.handle(ctx, ev); err != nil {
 			return err
 		}
+		st.heartbeat()
 	}
+}
+
+// nextEvent waits for the next binlog event; with heartbeats on, at most one heartbeat interval.
+func (r *Reader) nextEvent(ctx context.Context, streamer *replication.BinlogStreamer) (*replication.BinlogEvent, error) {
+	if r.cfg.HeartbeatInterval <= 0 {
+		return streamer.GetEvent(ctx)
+	}
+	wait, cancel := context.WithTimeout(ctx, r.cfg.HeartbeatInterval)
+	defer cancel()
+	return streamer.GetEvent(wait)
 }
 
 func (c *Config) flavorName() string {

@@ -50,6 +50,10 @@ type stream struct {
 	skipEvents int64
 	skipRows   int64
 
+	// committed is the offset of the last transaction boundary: what a heartbeat records.
+	committed     Offset
+	lastHeartbeat time.Time
+
 	// covered is a resumed snapshot's progress while streaming has not passed the position of every table
 	// it read: changes of a table read later than they were committed are already in its rows.
 	covered *snapshot.Progress
@@ -58,7 +62,7 @@ type stream struct {
 // newStream starts reading at start.
 func (r *Reader) newStream(ctx context.Context, out chan<- source.Batch, start Offset) (*stream, error) {
 	st := &stream{r: r, ctx: ctx, out: out, file: start.File, serverID: start.ServerID, thread: -1,
-		skipEvents: start.Events, skipRows: start.Rows}
+		skipEvents: start.Events, skipRows: start.Rows, committed: start, lastHeartbeat: r.now()}
 	if start.Snapshot == "" && start.SnapshotProgress != "" {
 		p, err := snapshot.DecodeProgress(start.SnapshotProgress)
 		if err != nil {
@@ -290,9 +294,23 @@ func (st *stream) commit(ctx context.Context, end int64) error {
 		}
 	}
 	st.send(source.Batch{Events: st.pending, Offset: off.Fields(), Position: binlogPosition{off}})
-	st.pending = nil
+	st.pending, st.committed = nil, off
 	st.inTx, st.txGTID, st.txEvents, st.query, st.skipEvents, st.skipRows = false, "", 0, "", 0, 0
 	return ctx.Err()
+}
+
+// heartbeat emits a heartbeat record (heartbeat.interval.ms) when the interval has passed since the last one
+// and no transaction is open, recording the last transaction boundary's offset: on a quiet or filtered
+// binlog, the offset still advances.
+func (st *stream) heartbeat() {
+	interval := st.r.cfg.HeartbeatInterval
+	now := st.r.now()
+	if interval <= 0 || st.inTx || now.Sub(st.lastHeartbeat) < interval {
+		return
+	}
+	st.lastHeartbeat = now
+	ev := source.HeartbeatEvent(st.r.cfg.Topics.HeartbeatTopic(), st.r.cfg.TopicPrefix, now)
+	st.send(source.Batch{Events: []source.Event{ev}, Offset: st.committed.Fields(), Position: binlogPosition{st.committed}})
 }
 
 // streamError is a failure at a binlog position: the position is in the message, so the operator knows

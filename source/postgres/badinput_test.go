@@ -302,3 +302,24 @@ func TestReaderStreamsWithZeroStatusInterval(t *testing.T) {
 		t.Errorf("Run returned %v after cancellation, want context.Canceled", err)
 	}
 }
+
+// TestReaderStopsAtOnceWhileTheSlotIsQuiet: a read waits on the socket until the next status update is due
+// (here half of wal_sender_timeout, 30 s by default), so cancellation has to interrupt the blocked read
+// itself rather than wait for that deadline.
+func TestReaderStopsAtOnceWhileTheSlotIsQuiet(t *testing.T) {
+	dsn := testenv.NewPostgresDB(t)
+	execSQL(t, dsn, "CREATE TABLE t (id int PRIMARY KEY)")
+	cfg := readerConfig(t, dsn, map[string]string{"status.update.interval.ms": "3600000", "snapshot.mode": "no_data"})
+	_, logs, stop := runReader(t, cfg, nil)
+	waitStreaming(t, dsn, cfg.SlotName, logs) // nothing to stream: the reader is blocked in a read
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	select {
+	case err := <-stopped:
+		if err != context.Canceled {
+			t.Errorf("Run returned %v after cancellation, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second): // far below the 30 s read deadline
+		t.Fatalf("Run still blocked in a read 10 s after cancellation; log:\n%s", logs.String())
+	}
+}

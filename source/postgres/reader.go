@@ -254,6 +254,12 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 			WALWritePosition: max(received, flushed), WALFlushPosition: flushed, WALApplyPosition: flushed,
 		})
 	}
+	// Reads wait at most until the next status update is due: a deadline on the socket, moved only when
+	// that time moves, and cancellation reaches a blocked read through one AfterFunc. (A context with a
+	// deadline per message cost an allocation and a watcher registration in pgconn for every change.)
+	socket := conn.Conn()
+	defer context.AfterFunc(ctx, func() { socket.SetReadDeadline(time.Now()) })()
+	var readDeadline time.Time
 	for {
 		// Hand over every finished batch first. While the pipeline is full, keep the connection alive: the
 		// status ticker fires inside the same select.
@@ -283,9 +289,17 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 		default:
 		}
 
-		recvCtx, cancel := context.WithDeadline(ctx, nextStatus)
-		msg, err := conn.ReceiveMessage(recvCtx)
-		cancel()
+		if !nextStatus.Equal(readDeadline) {
+			if err := socket.SetReadDeadline(nextStatus); err != nil {
+				return fmt.Errorf("receive @ %s: %w", received, err)
+			}
+			readDeadline = nextStatus
+		}
+		// Checked after the deadline moved: a cancellation that came before it would be undone by it.
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		msg, err := conn.ReceiveMessage(context.Background()) // Background: pgconn skips its context watcher
 		if err != nil {
 			if pgconn.Timeout(err) && ctx.Err() == nil {
 				continue

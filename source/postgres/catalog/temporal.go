@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/bits"
@@ -68,45 +69,60 @@ func civilFromDays(z int64) (y int64, m, d int) {
 	return y, m, d
 }
 
-// javaYear formats a year as ISO_LOCAL_DATE does (SignStyle.EXCEEDS_PAD, width 4): "+" past 9999,
+// appendJavaYear formats a year as ISO_LOCAL_DATE does (SignStyle.EXCEEDS_PAD, width 4): "+" past 9999,
 // "-" before year 0, zero-padded to four digits.
-func javaYear(y int64) string {
+func appendJavaYear(b []byte, y int64) []byte {
 	switch {
 	case y > 9999:
-		return "+" + strconv.FormatInt(y, 10)
+		return strconv.AppendInt(append(b, '+'), y, 10)
 	case y < 0:
-		return "-" + pad(-y, 4)
+		return appendPadded(append(b, '-'), -y, 4)
 	}
-	return pad(y, 4)
+	return appendPadded(b, y, 4)
 }
 
-func pad(v int64, width int) string {
-	s := strconv.FormatInt(v, 10)
-	if len(s) < width {
-		s = strings.Repeat("0", width-len(s)) + s
+// appendPadded appends v (not negative) with leading zeros to at least width digits.
+func appendPadded(b []byte, v int64, width int) []byte {
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], v, 10)
+	for i := len(d); i < width; i++ {
+		b = append(b, '0')
 	}
-	return s
+	return append(b, d...)
 }
 
-// isoDate is ISO_LOCAL_DATE.
-func isoDate(day int64) string {
+// Temporal strings are built append-style into a stack buffer (isoBuffer) and become a string once:
+// every timestamptz column of every change goes through here, and joining small strings allocated each
+// piece.
+
+// isoBuffer holds the longest temporal string: a signed 19-digit year, date, time, nine fraction digits.
+type isoBuffer [48]byte
+
+// appendISODate is ISO_LOCAL_DATE.
+func appendISODate(b []byte, day int64) []byte {
 	y, m, d := civilFromDays(day)
-	return javaYear(y) + "-" + pad(int64(m), 2) + "-" + pad(int64(d), 2)
+	b = append(appendJavaYear(b, y), '-')
+	b = append(appendPadded(b, int64(m), 2), '-')
+	return appendPadded(b, int64(d), 2)
 }
 
-// isoTime is ISO_LOCAL_TIME with a fraction of exactly width digits when width is 1–9 (the formatter
-// ZonedTimestamp builds for a column "length"), else of as few digits as needed, none for a whole second.
-func isoTime(nanos int64, width int) string {
+// appendISOTime is ISO_LOCAL_TIME with a fraction of exactly width digits when width is 1–9 (the
+// formatter ZonedTimestamp builds for a column "length"), else of as few digits as needed, none for a
+// whole second.
+func appendISOTime(b []byte, nanos int64, width int) []byte {
 	sec := nanos / nanosPerSecond
-	s := pad(sec/3600, 2) + ":" + pad(sec/60%60, 2) + ":" + pad(sec%60, 2)
-	frac := pad(nanos%nanosPerSecond, 9)
-	if width >= 1 && width <= 9 {
-		return s + "." + frac[:width]
+	b = append(appendPadded(b, sec/3600, 2), ':')
+	b = append(appendPadded(b, sec/60%60, 2), ':')
+	b = appendPadded(b, sec%60, 2)
+	var digits [9]byte
+	frac := appendPadded(digits[:0], nanos%nanosPerSecond, 9)
+	if width < 1 || width > 9 {
+		width = len(bytes.TrimRight(frac, "0"))
 	}
-	if frac = strings.TrimRight(frac, "0"); frac != "" {
-		s += "." + frac
+	if width == 0 {
+		return b
 	}
-	return s
+	return append(append(b, '.'), frac[:width]...)
 }
 
 // parseDate reads PostgreSQL's ISO date output, "2016-11-04" or "0044-03-15 BC" (DateTimeFormat.date).
@@ -267,7 +283,8 @@ func (b builder) dateType() valueType {
 			if err != nil {
 				return nil, err
 			}
-			return isoDate(day) + "Z", nil
+			var buf isoBuffer
+			return string(append(appendISODate(buf[:0], day), 'Z')), nil
 		}
 		return valueType{schema: schema.IsoDate(), decode: iso, fallback: "1970-01-01Z"}
 	case TimeConnect:
@@ -333,7 +350,10 @@ func (b builder) timeType(precision int, inArray bool) valueType {
 		return nanos
 	case TimeIsoString:
 		// IsoTime: LocalTime.of(0, 0).plus(duration), which wraps 24:00 to 00:00, at UTC.
-		return unit(schema.IsoTime(), 1, "00:00:00Z", func(v int64) any { return isoTime(v%nanosPerDay, 0) + "Z" })
+		return unit(schema.IsoTime(), 1, "00:00:00Z", func(v int64) any {
+			var buf isoBuffer
+			return string(append(appendISOTime(buf[:0], v%nanosPerDay, 0), 'Z'))
+		})
 	}
 	return micros // adaptive_time_microseconds, microseconds
 }
@@ -354,7 +374,8 @@ func (b builder) timetzType(inArray bool) valueType {
 		if inArray {
 			nanos -= nanos % nanosPerSecond
 		}
-		return isoTime(floorMod(nanos-off*nanosPerSecond, nanosPerDay), 0) + "Z", nil
+		var buf isoBuffer
+		return string(append(appendISOTime(buf[:0], floorMod(nanos-off*nanosPerSecond, nanosPerDay), 0), 'Z')), nil
 	}
 	return valueType{schema: schema.ZonedTime(), decode: decode, fallback: "00:00:00Z"}
 }
@@ -422,7 +443,9 @@ func (b builder) timestampType(precision int) valueType {
 	case TimeIsoString:
 		vt := epoch(schema.IsoTimestamp(), func(m int64, _ bool) (any, error) {
 			day := floorDiv(m, microsPerDay)
-			return isoDate(day) + "T" + isoTime(floorMod(m, microsPerDay)*1000, 0) + "Z", nil
+			var buf isoBuffer
+			b := append(appendISODate(buf[:0], day), 'T')
+			return string(append(appendISOTime(b, floorMod(m, microsPerDay)*1000, 0), 'Z')), nil
 		})
 		vt.fallback = "1970-01-01T00:00:00Z"
 		return vt
@@ -443,7 +466,9 @@ func (b builder) timestamptzType(precision int) valueType {
 		if err != nil {
 			return nil, err
 		}
-		return isoDate(day) + "T" + isoTime(nanos, precision) + "Z", nil
+		var buf isoBuffer
+		b := append(appendISODate(buf[:0], day), 'T')
+		return string(append(appendISOTime(b, nanos, precision), 'Z')), nil
 	}
 	return valueType{schema: schema.ZonedTimestamp(), decode: decode, fallback: "1970-01-01T00:00:00Z"}
 }

@@ -1,0 +1,423 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cdcd/cdcd/schema/jsonconv"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TargetState is what a connector was asked to be (Connect's TargetState).
+type TargetState string
+
+const (
+	Started TargetState = "STARTED"
+	Paused  TargetState = "PAUSED"
+	Stopped TargetState = "STOPPED"
+)
+
+// The config topic's key prefixes (KafkaConfigBackingStore).
+const (
+	connectorKeyPrefix   = "connector-"
+	taskKeyPrefix        = "task-"
+	commitKeyPrefix      = "commit-"
+	targetStateKeyPrefix = "target-state-"
+)
+
+// Keys of the config topic that cdcd reads past without acting on them: they are written by Java
+// workers for features cdcd does not take part in (request signing, restarts requested through the
+// topic, exactly-once fencing, cluster-wide log levels), and cdcd never rewrites them.
+var configKeysLeftAlone = []string{"session-key", "restart-connector-", "tasks-fencing-", "logger-cluster-"}
+
+// ConfigSnapshot is the cluster's configuration as read from the config topic up to Offset.
+type ConfigSnapshot struct {
+	// Offset is the offset after the last record read (-1 before any): the "config offset" members
+	// exchange in the group protocol, so two members agree on it only when they read the same records.
+	Offset int64
+	// Connectors holds each connector's config as submitted (${…} placeholders unresolved).
+	Connectors map[string]map[string]string
+	// TargetStates holds each connector's target state; a connector without a record is STARTED.
+	TargetStates map[string]TargetState
+	// Tasks holds the committed task configs of each connector, task n at index n. A connector whose
+	// last commit record found task records missing is left out (and listed in Inconsistent) until a
+	// complete commit arrives.
+	Tasks map[string][]map[string]string
+	// Inconsistent lists connectors whose last commit was incomplete, sorted.
+	Inconsistent []string
+}
+
+// ConnectorNames returns the configured connectors, sorted.
+func (s ConfigSnapshot) ConnectorNames() []string {
+	return slices.Sorted(maps.Keys(s.Connectors))
+}
+
+// ConfigStoreConfig configures a ConfigStore.
+type ConfigStoreConfig struct {
+	Log LogConfig
+	// OnChange, when set, is called with a connector's name after a record read from the topic
+	// changed its config, target state or committed tasks; it runs on the reading goroutine, after
+	// the initial read to the end, and must not block or call back into the store.
+	OnChange func(connector string)
+}
+
+// ConfigStore is config.storage.topic, read and written as KafkaConfigBackingStore does. Only the
+// group's leader should write connector and task configs (Connect's single-writer rule); any worker
+// may write target states. All methods are safe for concurrent use; writes return after the record
+// was acknowledged and read back, so a Snapshot taken afterwards shows it.
+type ConfigStore struct {
+	log      *TopicLog
+	logger   *slog.Logger
+	onChange func(string)
+
+	mu           sync.Mutex
+	started      bool // OnChange fires only after the initial read
+	offset       int64
+	connectors   map[string]map[string]string
+	targetStates map[string]TargetState
+	taskConfigs  map[string]map[int]map[string]string // committed
+	taskCounts   map[string]int
+	deferred     map[string]map[int]map[string]string // task records waiting for their commit
+	inconsistent map[string]bool
+}
+
+// OpenConfigStore creates or checks the config topic (one partition, compacted) and reads it to its end.
+func OpenConfigStore(ctx context.Context, cfg ConfigStoreConfig) (*ConfigStore, error) {
+	logger := cfg.Log.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	s := newConfigStore(logger.With("topic", cfg.Log.Topic.Name), cfg.OnChange)
+	cfg.Log.Topic.SinglePartition = true
+	l, err := OpenLog(ctx, cfg.Log, s.apply)
+	if err != nil {
+		return nil, fmt.Errorf("config store: %w", err)
+	}
+	s.log = l
+	s.mu.Lock()
+	s.started = true
+	s.mu.Unlock()
+	return s, nil
+}
+
+func newConfigStore(logger *slog.Logger, onChange func(string)) *ConfigStore {
+	return &ConfigStore{
+		logger:       logger,
+		onChange:     onChange,
+		offset:       -1,
+		connectors:   map[string]map[string]string{},
+		targetStates: map[string]TargetState{},
+		taskConfigs:  map[string]map[int]map[string]string{},
+		taskCounts:   map[string]int{},
+		deferred:     map[string]map[int]map[string]string{},
+		inconsistent: map[string]bool{},
+	}
+}
+
+// Close stops reading the topic.
+func (s *ConfigStore) Close() { s.log.Close() }
+
+// ReadToEnd waits until every record written to the topic before the call was read.
+func (s *ConfigStore) ReadToEnd(ctx context.Context) error {
+	if err := s.log.ReadToEnd(ctx); err != nil {
+		return fmt.Errorf("config store: %w", err)
+	}
+	return nil
+}
+
+// Snapshot returns a copy of the configuration read so far.
+func (s *ConfigStore) Snapshot() ConfigSnapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap := ConfigSnapshot{
+		Offset:       s.offset,
+		Connectors:   make(map[string]map[string]string, len(s.connectors)),
+		TargetStates: maps.Clone(s.targetStates),
+		Tasks:        map[string][]map[string]string{},
+		Inconsistent: slices.Sorted(maps.Keys(s.inconsistent)),
+	}
+	for name, props := range s.connectors {
+		snap.Connectors[name] = maps.Clone(props)
+		if s.inconsistent[name] {
+			continue
+		}
+		n := s.taskCounts[name]
+		tasks := make([]map[string]string, 0, n)
+		for i := range n {
+			tasks = append(tasks, maps.Clone(s.taskConfigs[name][i]))
+		}
+		snap.Tasks[name] = tasks
+	}
+	return snap
+}
+
+// PutConnectorConfig writes a connector's config as given (placeholders unresolved). A non-nil
+// initial state is written first, as Connect does for a connector created with initial_state.
+func (s *ConfigStore) PutConnectorConfig(ctx context.Context, name string, props map[string]string, initial *TargetState) error {
+	var msgs []Message
+	if initial != nil {
+		msgs = append(msgs, Message{Key: []byte(targetStateKeyPrefix + name), Value: targetStateValue(*initial)})
+	}
+	msgs = append(msgs, Message{Key: []byte(connectorKeyPrefix + name), Value: propertiesValue(props)})
+	return s.writeAndRead(ctx, msgs...)
+}
+
+// RemoveConnectorConfig deletes a connector: tombstones for its config and its target state. Its
+// task and commit records stay, as in Connect; a later commit without a config is ignored.
+func (s *ConfigStore) RemoveConnectorConfig(ctx context.Context, name string) error {
+	return s.writeAndRead(ctx,
+		Message{Key: []byte(connectorKeyPrefix + name)},
+		Message{Key: []byte(targetStateKeyPrefix + name)})
+}
+
+// PutTaskConfigs replaces a connector's task configs with Connect's commit protocol: the task
+// records, then (once they are read back) the commit record that makes them count. Readers that see
+// the task records without their commit keep the previous tasks. Zero tasks writes only the commit.
+func (s *ConfigStore) PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error {
+	if err := s.ReadToEnd(ctx); err != nil {
+		return err
+	}
+	if len(tasks) > 0 {
+		msgs := make([]Message, len(tasks))
+		for i, props := range tasks {
+			msgs[i] = Message{Key: []byte(taskKey(name, i)), Value: propertiesValue(props)}
+		}
+		if err := s.writeAndRead(ctx, msgs...); err != nil {
+			return err
+		}
+	}
+	commit := []byte(`{"tasks":` + strconv.Itoa(len(tasks)) + `}`)
+	return s.writeAndRead(ctx, Message{Key: []byte(commitKeyPrefix + name), Value: commit})
+}
+
+// PutTargetState records what a connector should be.
+func (s *ConfigStore) PutTargetState(ctx context.Context, name string, state TargetState) error {
+	return s.writeAndRead(ctx, Message{Key: []byte(targetStateKeyPrefix + name), Value: targetStateValue(state)})
+}
+
+func (s *ConfigStore) writeAndRead(ctx context.Context, msgs ...Message) error {
+	if err := s.log.Write(ctx, msgs...); err != nil {
+		return fmt.Errorf("config store: %w", err)
+	}
+	return s.ReadToEnd(ctx)
+}
+
+func taskKey(connector string, task int) string {
+	return taskKeyPrefix + connector + "-" + strconv.Itoa(task)
+}
+
+// propertiesValue is the JSON of CONNECTOR_CONFIGURATION_V0 / TASK_CONFIGURATION_V0 as the
+// schemaless JsonConverter writes it. Properties are written sorted, as a Go map has no order;
+// readers look them up by name.
+func propertiesValue(props map[string]string) []byte {
+	b := []byte(`{"properties":{`)
+	for i, k := range slices.Sorted(maps.Keys(props)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonconv.AppendJSONString(b, k)
+		b = append(b, ':')
+		b = jsonconv.AppendJSONString(b, props[k])
+	}
+	return append(b, "}}"...)
+}
+
+// targetStateValue is TARGET_STATE_V1: "state" says PAUSED for STOPPED, so that workers older than
+// Connect 3.5 (which know no STOPPED) keep the connector from running; "state.v2" has the truth.
+func targetStateValue(state TargetState) []byte {
+	v1 := state
+	if state == Stopped {
+		v1 = Paused
+	}
+	b := []byte(`{"state":`)
+	b = jsonconv.AppendJSONString(b, string(v1))
+	b = append(b, `,"state.v2":`...)
+	b = jsonconv.AppendJSONString(b, string(state))
+	return append(b, '}')
+}
+
+// apply folds one record into the state, following KafkaConfigBackingStore's ConsumeCallback.
+func (s *ConfigStore) apply(r *kgo.Record) {
+	key := string(r.Key)
+	s.mu.Lock()
+	s.offset = r.Offset + 1
+	changed, err := s.applyLocked(key, r.Value)
+	notify := s.started && changed != "" && s.onChange != nil
+	s.mu.Unlock()
+	if err != nil {
+		s.logger.Warn("skipping config record", "offset", r.Offset, "err", &RecordError{Topic: r.Topic, Key: key, Reason: err.Error()})
+	}
+	if notify {
+		s.onChange(changed)
+	}
+}
+
+// applyLocked returns the connector whose visible configuration changed, if any.
+func (s *ConfigStore) applyLocked(key string, value []byte) (changed string, err error) {
+	switch {
+	case strings.HasPrefix(key, targetStateKeyPrefix):
+		name := strings.TrimPrefix(key, targetStateKeyPrefix)
+		return name, s.applyTargetState(name, value)
+	case strings.HasPrefix(key, connectorKeyPrefix):
+		name := strings.TrimPrefix(key, connectorKeyPrefix)
+		return name, s.applyConnector(name, value)
+	case strings.HasPrefix(key, taskKeyPrefix):
+		return "", s.applyTask(strings.TrimPrefix(key, taskKeyPrefix), value)
+	case strings.HasPrefix(key, commitKeyPrefix):
+		name := strings.TrimPrefix(key, commitKeyPrefix)
+		return name, s.applyCommit(name, value)
+	}
+	for _, prefix := range configKeysLeftAlone {
+		if strings.HasPrefix(key, prefix) {
+			return "", nil
+		}
+	}
+	return "", fmt.Errorf("unknown key")
+}
+
+func (s *ConfigStore) applyTargetState(name string, value []byte) error {
+	if value == nil {
+		delete(s.targetStates, name)
+		if _, ok := s.connectors[name]; ok {
+			s.targetStates[name] = Started
+		}
+		return nil
+	}
+	var v struct {
+		State   *string `json:"state"`
+		StateV2 *string `json:"state.v2"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return fmt.Errorf("target state: %w", err)
+	}
+	raw := v.StateV2
+	if raw == nil {
+		raw = v.State
+	}
+	if raw == nil {
+		return fmt.Errorf("target state without a state")
+	}
+	switch state := TargetState(*raw); state {
+	case Started, Paused, Stopped:
+		s.targetStates[name] = state
+		return nil
+	default:
+		return fmt.Errorf("unknown target state %q", *raw)
+	}
+}
+
+func (s *ConfigStore) applyConnector(name string, value []byte) error {
+	if value == nil {
+		delete(s.connectors, name)
+		delete(s.taskCounts, name)
+		delete(s.taskConfigs, name)
+		delete(s.deferred, name)
+		delete(s.inconsistent, name)
+		return nil
+	}
+	props, err := decodeProperties(value)
+	if err != nil {
+		return err
+	}
+	s.connectors[name] = props
+	if _, ok := s.targetStates[name]; !ok {
+		s.targetStates[name] = Started
+	}
+	return nil
+}
+
+func (s *ConfigStore) applyTask(id string, value []byte) error {
+	// The task number follows the last dash; connector names may contain dashes.
+	cut := strings.LastIndexByte(id, '-')
+	if cut < 0 {
+		return fmt.Errorf("task key without a task number")
+	}
+	n, err := strconv.Atoi(id[cut+1:])
+	if err != nil || n < 0 {
+		return fmt.Errorf("task key with a bad task number")
+	}
+	if value == nil {
+		return fmt.Errorf("task record is a tombstone")
+	}
+	props, err := decodeProperties(value)
+	if err != nil {
+		return err
+	}
+	name := id[:cut]
+	if s.deferred[name] == nil {
+		s.deferred[name] = map[int]map[string]string{}
+	}
+	s.deferred[name][n] = props
+	return nil
+}
+
+func (s *ConfigStore) applyCommit(name string, value []byte) error {
+	var v struct {
+		Tasks *json.Number `json:"tasks"`
+	}
+	if value == nil {
+		return fmt.Errorf("commit record is a tombstone")
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	if v.Tasks == nil {
+		return fmt.Errorf("commit without a task count")
+	}
+	count, err := strconv.Atoi(v.Tasks.String())
+	if err != nil || count < 0 {
+		return fmt.Errorf("commit with a bad task count %s", v.Tasks)
+	}
+	if _, ok := s.connectors[name]; !ok {
+		// Compaction may have removed both the config and its tombstone; the commit is left over.
+		return s.applyConnector(name, nil)
+	}
+	deferred := s.deferred[name]
+	complete := true
+	for i := range count {
+		if _, ok := deferred[i]; !ok {
+			complete = false
+			break
+		}
+	}
+	if complete {
+		if s.taskConfigs[name] == nil {
+			s.taskConfigs[name] = map[int]map[string]string{}
+		}
+		maps.Copy(s.taskConfigs[name], deferred)
+		delete(s.inconsistent, name)
+	} else {
+		s.inconsistent[name] = true
+	}
+	delete(s.deferred, name)
+	s.taskCounts[name] = count
+	return nil
+}
+
+// decodeProperties reads {"properties":{…}}. Connect's schema allows null values; such keys are
+// left out, as they carry no setting.
+func decodeProperties(value []byte) (map[string]string, error) {
+	var v struct {
+		Properties map[string]*string `json:"properties"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return nil, fmt.Errorf("properties: %w", err)
+	}
+	if v.Properties == nil {
+		return nil, fmt.Errorf("no properties")
+	}
+	props := make(map[string]string, len(v.Properties))
+	for k, p := range v.Properties {
+		if p != nil {
+			props[k] = *p
+		}
+	}
+	return props, nil
+}

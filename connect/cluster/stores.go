@@ -1,0 +1,73 @@
+package cluster
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/cdcd/cdcd/connect/config"
+)
+
+// Stores are a distributed worker's three internal topics.
+type Stores struct {
+	Configs *ConfigStore
+	Offsets *OffsetStore
+	Status  *StatusStore
+}
+
+// OpenStores opens the topics a distributed worker config names, creating them with its partition
+// counts and replication factors when missing, in Connect's start order (offsets, statuses, configs),
+// each read to its end. onConfigChange is ConfigStoreConfig.OnChange (may be nil).
+func OpenStores(ctx context.Context, w *config.Worker, onConfigChange func(connector string), logger *slog.Logger) (*Stores, error) {
+	base := clientIDBase(w)
+	logCfg := func(suffix string, spec TopicSpec) LogConfig {
+		return LogConfig{Brokers: w.BootstrapServers, ClientID: base + suffix, Topic: spec, Logger: logger}
+	}
+	offsets, err := OpenOffsetStore(ctx, logCfg("-offsets", OffsetTopic(w.OffsetStorageTopic, w.OffsetStoragePartitions, w.OffsetStorageReplicationFactor)))
+	if err != nil {
+		return nil, err
+	}
+	status, err := OpenStatusStore(ctx, logCfg("-statuses", StatusTopic(w.StatusStorageTopic, w.StatusStoragePartitions, w.StatusStorageReplicationFactor)))
+	if err != nil {
+		offsets.Close()
+		return nil, err
+	}
+	configs, err := OpenConfigStore(ctx, ConfigStoreConfig{
+		Log:      logCfg("-configs", ConfigTopic(w.ConfigStorageTopic, w.ConfigStorageReplicationFactor)),
+		OnChange: onConfigChange,
+	})
+	if err != nil {
+		offsets.Close()
+		status.Close()
+		return nil, err
+	}
+	return &Stores{Configs: configs, Offsets: offsets, Status: status}, nil
+}
+
+// Close stops reading all three topics.
+func (s *Stores) Close() {
+	s.Configs.Close()
+	s.Status.Close()
+	s.Offsets.Close()
+}
+
+// MemberConfigFor fills a MemberConfig's Kafka and group settings from a distributed worker config;
+// the caller adds URL, Configs and OnAssignment.
+func MemberConfigFor(w *config.Worker) MemberConfig {
+	return MemberConfig{
+		Brokers:                    w.BootstrapServers,
+		ClientID:                   clientIDBase(w),
+		GroupID:                    w.GroupID,
+		SessionTimeout:             w.SessionTimeout,
+		HeartbeatInterval:          w.HeartbeatInterval,
+		RebalanceTimeout:           w.RebalanceTimeout,
+		ScheduledRebalanceMaxDelay: w.ScheduledRebalanceMaxDelay,
+	}
+}
+
+// clientIDBase is client.id, or one naming the group, as Connect derives its internal clients' ids.
+func clientIDBase(w *config.Worker) string {
+	if w.ClientID != "" {
+		return w.ClientID
+	}
+	return "cdcd-" + w.GroupID
+}

@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cdcd/cdcd/connect/offsets"
+	"github.com/cdcd/cdcd/e2e/capture"
+)
+
+// TestMariaDBHeartbeatsAdvanceTheOffset captures one table while another, not captured, is written: with
+// heartbeat.interval.ms set, heartbeat records appear on __debezium-heartbeat.<prefix> and the durable offset
+// moves past the filtered writes, so a restart does not read them again.
+func TestMariaDBHeartbeatsAdvanceTheOffset(t *testing.T) {
+	c := newMariaDBCase(t)
+	c.exec(t, "CREATE TABLE other (id INT PRIMARY KEY)")
+	c.conn["table.include.list"] = c.dsn.DB + ".t"
+	c.conn["heartbeat.interval.ms"] = "200"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	broker, err := capture.NewBroker(c.brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+	p := c.start(t)
+	defer p.stop()
+	waitFor(t, ctx, broker, capture.Selection{Topics: []string{c.prefix}}, "CREATE TABLE `other`")
+	key, err := offsets.Key(c.conn["name"], map[string]any{"server": c.prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := storedBinlogPos(t, c.offsetFile, key)
+	for i := range 50 {
+		c.exec(t, fmt.Sprintf("INSERT INTO other VALUES (%d)", i))
+	}
+	waitFor(t, ctx, broker, capture.Selection{Topics: []string{"__debezium-heartbeat." + c.prefix}}, `"name":"io.debezium.connector.common.Heartbeat"`)
+	for deadline := time.Now().Add(30 * time.Second); storedBinlogPos(t, c.offsetFile, key) == before; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the durable offset stayed at %s while only uncaptured tables changed", before)
+		}
+	}
+}
+
+// storedBinlogPos is the stored offset's file:pos, "" when none is stored.
+func storedBinlogPos(t *testing.T, path string, key []byte) string {
+	t.Helper()
+	store, err := offsets.OpenFile(path)
+	if err != nil {
+		return ""
+	}
+	raw, ok := store.Get(key)
+	if !ok {
+		return ""
+	}
+	fields, err := offsets.DecodeValue(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fields.Map()
+	return fmt.Sprintf("%v:%v", m["file"], m["pos"])
+}
