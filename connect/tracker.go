@@ -85,7 +85,10 @@ func (t *tracker) ack(seq uint64, err error) {
 	if n == 0 {
 		return
 	}
-	t.pending = append(t.pending[:0:0], t.pending[n:]...)
+	// Slide the window instead of copying the rest: many small batches resolve one by one, and a copy per
+	// ack made that quadratic. append reallocates once the tail reaches capacity, copying only live entries.
+	clear(t.pending[:n])
+	t.pending = t.pending[n:]
 	for range n {
 		<-t.slots
 	}
