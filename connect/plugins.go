@@ -162,3 +162,7 @@ func (s mysqlSource) NewReader(stored map[string]any, _ *Worker, log *slog.Logge
 	}
 	return mysql.NewReader(s.cfg, start, log), nil
 }
+
+func (s mysqlSource) CurrentSchemas(ctx context.Context, log *slog.Logger) ([]source.TableSchemas, error) {
+	return mysql.CurrentSchemas(ctx, s.cfg, log)
+}

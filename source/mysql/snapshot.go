@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -144,98 +145,125 @@ func (r *Reader) currentPosition(conn *client.Conn) (Offset, error) {
 	return o, nil
 }
 
-// readStructure records the captured databases' structure in the schema history at pos, as Debezium's
-// snapshot does (SET character_set_server, DROP TABLE IF EXISTS each table, DROP/CREATE DATABASE, USE,
-// each SHOW CREATE TABLE), starting a fresh catalog, and emits the schema change events when
-// include.schema.changes is on. It returns the captured tables in reading order.
-func (r *Reader) readStructure(ctx context.Context, conn *client.Conn, pos Offset, emit bool, out chan<- source.Batch) ([]tables.ID, error) {
-	r.catalog = ddl.NewCatalog(r.cfg.Flavor)
-	r.schemas = map[tables.ID]*tableSchema{}
-	charset, err := queryString(conn, "SELECT @@GLOBAL.character_set_server")
-	if err != nil {
-		return nil, err
+// serverStructure is what a snapshot records of the server: its character set, and each captured database
+// with its character set and its tables' CREATE TABLE statements (tables sorted by name).
+type serverStructure struct {
+	charset, collation string
+	databases          []databaseStructure
+}
+
+type databaseStructure struct {
+	name, charset, collation string
+	tables, creates          []string
+}
+
+// readServerStructure reads the server's structure, as the snapshot's first phase does under its lock.
+func (r *Reader) readServerStructure(conn *client.Conn) (serverStructure, error) {
+	var s serverStructure
+	var err error
+	if s.charset, err = queryString(conn, "SELECT @@GLOBAL.character_set_server"); err != nil {
+		return s, err
 	}
-	collation, err := queryString(conn, "SELECT @@GLOBAL.collation_server")
-	if err != nil {
-		return nil, err
+	if s.collation, err = queryString(conn, "SELECT @@GLOBAL.collation_server"); err != nil {
+		return s, err
 	}
 	dbs, err := queryColumn(conn, "SHOW DATABASES")
 	if err != nil {
-		return nil, err
+		return s, err
 	}
-	type db struct {
-		name, charset, collation string
-		tables                   []string
-	}
-	var include []db
 	for _, name := range dbs {
 		if !r.cfg.Filter.IncludeSchema(name) {
 			continue
 		}
-		names, err := queryColumn(conn, fmt.Sprintf("SHOW FULL TABLES IN %s WHERE Table_type = 'BASE TABLE'", quoteIdent(name)))
-		if err != nil {
-			return nil, err
+		d := databaseStructure{name: name}
+		if d.tables, err = queryColumn(conn, fmt.Sprintf("SHOW FULL TABLES IN %s WHERE Table_type = 'BASE TABLE'", quoteIdent(name))); err != nil {
+			return s, err
 		}
-		slices.Sort(names)
+		slices.Sort(d.tables)
 		res, err := conn.Execute("SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", name)
 		if err != nil {
-			return nil, fmt.Errorf("reading database %s's character set: %w", name, err)
+			return s, fmt.Errorf("reading database %s's character set: %w", name, err)
 		}
-		d := db{name: name, tables: names}
 		if len(res.Values) > 0 {
 			charset, _ := res.GetString(0, 0)
 			collation, _ := res.GetString(0, 1)
 			d.charset, d.collation = strings.Clone(charset), strings.Clone(collation)
 		}
 		res.Close()
-		include = append(include, d)
-	}
-
-	var events []source.Event
-	record := func(database, stmt string) error {
-		evs, err := r.applyDDL(ctx, database, stmt, pos, sourceBlock{ts: r.now(), snapshot: schema.SnapshotTrue, file: pos.File, pos: pos.Pos, thread: -1})
-		events = append(events, evs...)
-		return err
-	}
-	if err := record("", fmt.Sprintf("SET character_set_server=%s, collation_server=%s", charset, collation)); err != nil {
-		return nil, err
-	}
-	for _, d := range include {
 		for _, t := range d.tables {
-			if err := record(d.name, fmt.Sprintf("DROP TABLE IF EXISTS %s.%s", quoteIdent(d.name), quoteIdent(t))); err != nil {
-				return nil, err
+			res, err := conn.Execute(fmt.Sprintf("SHOW CREATE TABLE %s.%s", quoteIdent(name), quoteIdent(t)))
+			if err != nil {
+				return s, fmt.Errorf("reading the structure of %s.%s (SHOW CREATE TABLE; grant SELECT on it to %s): %w", name, t, r.cfg.User, err)
 			}
+			create, err := res.GetString(0, 1)
+			if err != nil {
+				return s, fmt.Errorf("reading the structure of %s.%s: %w", name, t, err)
+			}
+			d.creates = append(d.creates, strings.Clone(create))
+			res.Close()
+		}
+		s.databases = append(s.databases, d)
+	}
+	return s, nil
+}
+
+// ddlStatement is one statement a snapshot records, with its database ("" for a server-level one).
+type ddlStatement struct{ database, stmt string }
+
+// statements lists what Debezium's snapshot records in the schema history, in its order: SET
+// character_set_server, DROP TABLE IF EXISTS of every table, then per database DROP DATABASE IF EXISTS,
+// CREATE DATABASE, USE and each table's CREATE TABLE.
+func (s serverStructure) statements() []ddlStatement {
+	out := []ddlStatement{{"", fmt.Sprintf("SET character_set_server=%s, collation_server=%s", s.charset, s.collation)}}
+	for _, d := range s.databases {
+		for _, t := range d.tables {
+			out = append(out, ddlStatement{d.name, fmt.Sprintf("DROP TABLE IF EXISTS %s.%s", quoteIdent(d.name), quoteIdent(t))})
 		}
 	}
-	var captured []tables.ID
-	for _, d := range include {
+	for _, d := range s.databases {
 		create := "CREATE DATABASE " + quoteIdent(d.name)
 		if d.charset != "" {
 			create += " CHARSET " + d.charset + " COLLATE " + d.collation
 		}
-		for _, stmt := range []string{"DROP DATABASE IF EXISTS " + quoteIdent(d.name), create, "USE " + quoteIdent(d.name)} {
-			if err := record(d.name, stmt); err != nil {
-				return nil, err
-			}
+		out = append(out, ddlStatement{d.name, "DROP DATABASE IF EXISTS " + quoteIdent(d.name)}, ddlStatement{d.name, create},
+			ddlStatement{d.name, "USE " + quoteIdent(d.name)})
+		for _, c := range d.creates {
+			out = append(out, ddlStatement{d.name, c})
 		}
+	}
+	return out
+}
+
+// captured lists the captured tables in snapshot reading order.
+func (r *Reader) captured(s serverStructure) []tables.ID {
+	var ids []tables.ID
+	for _, d := range s.databases {
 		for _, t := range d.tables {
-			res, err := conn.Execute(fmt.Sprintf("SHOW CREATE TABLE %s.%s", quoteIdent(d.name), quoteIdent(t)))
-			if err != nil {
-				return nil, fmt.Errorf("reading the structure of %s.%s (SHOW CREATE TABLE; grant SELECT on it to %s): %w", d.name, t, r.cfg.User, err)
-			}
-			stmt, err := res.GetString(0, 1)
-			if err != nil {
-				return nil, fmt.Errorf("reading the structure of %s.%s: %w", d.name, t, err)
-			}
-			stmt = strings.Clone(stmt)
-			res.Close()
-			if err := record(d.name, stmt); err != nil {
-				return nil, err
-			}
 			if r.cfg.Filter.IncludeTable(d.name, t) {
-				captured = append(captured, tables.ID{Database: d.name, Table: t})
+				ids = append(ids, tables.ID{Database: d.name, Table: t})
 			}
 		}
+	}
+	return ids
+}
+
+// readStructure records the captured databases' structure in the schema history at pos, as Debezium's
+// snapshot does, starting a fresh catalog, and emits the schema change events when include.schema.changes
+// is on. It returns the captured tables in reading order.
+func (r *Reader) readStructure(ctx context.Context, conn *client.Conn, pos Offset, emit bool, out chan<- source.Batch) ([]tables.ID, error) {
+	s, err := r.readServerStructure(conn)
+	if err != nil {
+		return nil, err
+	}
+	r.catalog = ddl.NewCatalog(r.cfg.Flavor)
+	r.schemas = map[tables.ID]*tableSchema{}
+	var events []source.Event
+	for _, st := range s.statements() {
+		evs, err := r.applyDDL(ctx, st.database, st.stmt, pos, sourceBlock{ts: r.now(), snapshot: schema.SnapshotTrue, file: pos.File, pos: pos.Pos, thread: -1})
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, evs...)
 	}
 	if emit && len(events) > 0 {
 		select {
@@ -244,7 +272,39 @@ func (r *Reader) readStructure(ctx context.Context, conn *client.Conn, pos Offse
 			return nil, ctx.Err()
 		}
 	}
-	return captured, nil
+	return r.captured(s), nil
+}
+
+// CurrentSchemas builds the key and envelope schemas every captured table's next events would carry, from
+// the tables as they are now (what the schema registry pre-flight check compares).
+func CurrentSchemas(ctx context.Context, cfg *Config, log *slog.Logger) ([]source.TableSchemas, error) {
+	r := NewReader(cfg, nil, log)
+	conn, err := r.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	s, err := r.readServerStructure(conn)
+	if err != nil {
+		return nil, err
+	}
+	r.catalog = ddl.NewCatalog(cfg.Flavor)
+	for _, st := range s.statements() {
+		if _, err := r.catalog.Apply(st.database, st.stmt); err != nil {
+			return nil, fmt.Errorf("the structure of database %s: %w", st.database, err)
+		}
+	}
+	var out []source.TableSchemas
+	for _, id := range r.captured(s) {
+		ts, err := r.tableSchema(id)
+		if err != nil {
+			return nil, err
+		}
+		if ts != nil {
+			out = append(out, source.TableSchemas{Schema: id.Database, Table: id.Table, Topic: ts.topic, Key: ts.key, Value: ts.envelope})
+		}
+	}
+	return out, nil
 }
 
 // readRows reads the rows of every table progress has not done, inside the snapshot transaction at pos, as
