@@ -9,18 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
-
 	"github.com/cdcd/cdcd/e2e/capture"
-	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
-// mariadbCase is a test database with one table t, a worker and a connector config for it.
+// mariadbCase is a bed (a test database) with one table t, a worker config and a connector config for
+// it that tests adjust before launching cdcd.
 type mariadbCase struct {
-	dsn                  testenv.MySQLDSN
-	admin                *client.Conn
-	brokers              []string
-	prefix               string
+	*mariadbBed
 	conn                 map[string]string
 	workerPath, connPath string
 	offsetFile           string
@@ -28,35 +23,21 @@ type mariadbCase struct {
 
 func newMariaDBCase(t *testing.T) *mariadbCase {
 	t.Helper()
-	dsn, err := testenv.ParseMySQLDSN(testenv.NewMariaDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &mariadbCase{dsn: dsn, brokers: testenv.Kafka(t), prefix: testenv.NewTopicPrefix(t)}
-	if c.admin, err = client.Connect(dsn.Addr, dsn.User, dsn.Password, dsn.DB); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.admin.Close() })
-	c.exec(t, "CREATE TABLE t (id INT PRIMARY KEY, s DATE NOT NULL, e DATE NOT NULL)")
-	dir := t.TempDir()
-	c.workerPath, c.connPath = filepath.Join(dir, "worker.properties"), filepath.Join(dir, "mariadb.properties")
-	c.offsetFile = filepath.Join(dir, "offsets.dat")
-	writeProperties(t, c.workerPath, workerProps(c.brokers, c.offsetFile))
-	c.conn = mariadbConnector(t, dsn, c.brokers, "bad", c.prefix)
+	b := newMariaDBBed(t, context.Background(), "CREATE TABLE t (id INT PRIMARY KEY, s DATE NOT NULL, e DATE NOT NULL)")
+	c := &mariadbCase{mariadbBed: b, conn: b.connector("bad", nil), offsetFile: filepath.Join(b.dir, "offsets.dat"),
+		workerPath: filepath.Join(b.dir, "worker.properties"), connPath: filepath.Join(b.dir, "mariadb.properties")}
+	writeProperties(t, c.workerPath, workerProps(b.brokers, c.offsetFile))
 	return c
 }
 
-func (c *mariadbCase) exec(t *testing.T, sql string) {
-	t.Helper()
-	if _, err := c.admin.Execute(sql); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
+// run executes sql as the database's owner.
+func (c *mariadbCase) run(sql string) { c.exec(c.db, sql) }
 
-func (c *mariadbCase) start(t *testing.T) *cdcdProcess {
-	t.Helper()
-	writeProperties(t, c.connPath, c.conn)
-	return startCdcd(t, c.workerPath, c.connPath)
+// launch starts cdcd with the case's configs, without waiting for anything.
+func (c *mariadbCase) launch() *cdcdProcess {
+	c.t.Helper()
+	writeProperties(c.t, c.connPath, c.conn)
+	return startCdcd(c.t, c.workerPath, c.connPath)
 }
 
 // TestMariaDBMissingPrivilegeFailsTheConnector runs the connector as a user with SELECT only: the
@@ -64,11 +45,11 @@ func (c *mariadbCase) start(t *testing.T) *cdcdProcess {
 func TestMariaDBMissingPrivilegeFailsTheConnector(t *testing.T) {
 	c := newMariaDBCase(t)
 	user := fmt.Sprintf("cdcd_nopriv_%d", rand.IntN(1_000_000))
-	c.exec(t, fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY 'pw'", user))
-	t.Cleanup(func() { c.admin.Execute(fmt.Sprintf("DROP USER '%s'@'%%'", user)) })
-	c.exec(t, fmt.Sprintf("GRANT SELECT ON `%s`.* TO '%s'@'%%'", c.dsn.DB, user))
+	c.run(fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY 'pw'", user))
+	t.Cleanup(func() { c.db.Execute(fmt.Sprintf("DROP USER '%s'@'%%'", user)) })
+	c.run(fmt.Sprintf("GRANT SELECT ON `%s`.* TO '%s'@'%%'", c.dsn.DB, user))
 	c.conn["database.user"], c.conn["database.password"] = user, "pw"
-	p := c.start(t)
+	p := c.launch()
 	log := awaitFailure(t, p)
 	if !strings.Contains(log, "lacks the REPLICATION SLAVE privilege") || !strings.Contains(log, "GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT ON *.*") {
 		t.Errorf("the log does not name the missing privilege and the GRANT:\n%s", tail(log, 3000))
@@ -80,7 +61,7 @@ func TestMariaDBMissingPrivilegeFailsTheConnector(t *testing.T) {
 func TestMariaDBWrongConnectorClassFailsTheConnector(t *testing.T) {
 	c := newMariaDBCase(t)
 	c.conn["connector.class"] = "io.debezium.connector.mysql.MySqlConnector"
-	p := c.start(t)
+	p := c.launch()
 	if log := awaitFailure(t, p); !strings.Contains(log, "set connector.class=io.debezium.connector.mariadb.MariaDbConnector") {
 		t.Errorf("the log does not say which connector class reads MariaDB:\n%s", tail(log, 3000))
 	}
@@ -99,10 +80,10 @@ func TestMariaDBUnparseableDDL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer broker.Close()
-	p := c.start(t)
+	p := c.launch()
 	waitFor(t, ctx, broker, capture.Selection{Topics: []string{c.prefix}}, "CREATE TABLE")
 	const ddl = "ALTER TABLE t ADD PERIOD FOR valid(s, e)"
-	c.exec(t, ddl)
+	c.run(ddl)
 	log := awaitFailure(t, p)
 	if !strings.Contains(log, "could not be parsed") || !strings.Contains(log, "PERIOD FOR valid") ||
 		!strings.Contains(log, "mariadb-bin.") || !strings.Contains(log, "schema.history.internal.skip.unparseable.ddl=true") {
@@ -111,8 +92,8 @@ func TestMariaDBUnparseableDDL(t *testing.T) {
 	p.stop()
 
 	c.conn["schema.history.internal.skip.unparseable.ddl"] = "true"
-	p = c.start(t)
-	c.exec(t, "INSERT INTO t VALUES (7, '2026-01-01', '2026-12-31')")
+	p = c.launch()
+	c.run("INSERT INTO t VALUES (7, '2026-01-01', '2026-12-31')")
 	waitFor(t, ctx, broker, capture.Selection{Topics: []string{c.prefix + "." + c.dsn.DB + ".t"}}, `"id":7`)
 	if log := p.log.String(); !strings.Contains(log, "skipping a DDL statement cdcd cannot parse") {
 		t.Errorf("the skipped statement was not logged:\n%s", tail(log, 3000))

@@ -125,7 +125,7 @@ func (m mariadbTx) commit() error { return m.conn.Commit() }
 // under the crash workload: the task reconnects from its durable offset and no committed change is lost.
 func TestMariaDBConnectionLoss(t *testing.T) {
 	c := newMariaDBCase(t)
-	c.exec(t, "CREATE TABLE crash (id INT PRIMARY KEY, version BIGINT NOT NULL)")
+	c.run("CREATE TABLE crash (id INT PRIMARY KEY, version BIGINT NOT NULL)")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	broker, err := capture.NewBroker(c.brokers)
@@ -133,19 +133,19 @@ func TestMariaDBConnectionLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer broker.Close()
-	p := c.start(t)
+	p := c.launch()
 	waitFor(t, ctx, broker, capture.Selection{Topics: []string{c.prefix}}, "CREATE TABLE `crash`")
 	work := startCrashWorkload(ctx, mariadbWorkload(c.dsn))
 	kills := 0
 	for range 5 {
 		time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
-		res, err := c.admin.Execute("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%' AND USER = ?", testenv.MariaDBCaptureUser)
+		res, err := c.db.Execute("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%' AND USER = ?", testenv.MariaDBCaptureUser)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range res.Values {
 			id, _ := res.GetInt(i, 0)
-			if _, err := c.admin.Execute(fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
+			if _, err := c.db.Execute(fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
 				kills++
 			}
 		}

@@ -22,8 +22,8 @@ func TestMariaDBSnapshotResumesTableByTable(t *testing.T) {
 	c := newMariaDBCase(t)
 	const tablesN, rows = 4, 60000
 	for i := 1; i <= tablesN; i++ {
-		c.exec(t, fmt.Sprintf("CREATE TABLE s%d (id INT PRIMARY KEY, v INT NOT NULL, pad VARCHAR(100) NOT NULL)", i))
-		c.exec(t, fmt.Sprintf("INSERT INTO s%d SELECT seq, 0, REPEAT('x', 100) FROM seq_1_to_%d", i, rows))
+		c.run(fmt.Sprintf("CREATE TABLE s%d (id INT PRIMARY KEY, v INT NOT NULL, pad VARCHAR(100) NOT NULL)", i))
+		c.run(fmt.Sprintf("INSERT INTO s%d SELECT seq, 0, REPEAT('x', 100) FROM seq_1_to_%d", i, rows))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -34,7 +34,7 @@ func TestMariaDBSnapshotResumesTableByTable(t *testing.T) {
 	defer broker.Close()
 	topic := func(i int) string { return fmt.Sprintf("%s.%s.s%d", c.prefix, c.dsn.DB, i) }
 
-	p := c.start(t)
+	p := c.launch()
 	// Kill once the durable offset says the first table is done.
 	key, err := offsets.Key(c.conn["name"], map[string]any{"server": c.prefix})
 	if err != nil {
@@ -47,12 +47,12 @@ func TestMariaDBSnapshotResumesTableByTable(t *testing.T) {
 	}
 	p.kill()
 	for i := 1; i <= tablesN; i++ {
-		c.exec(t, fmt.Sprintf("UPDATE s%d SET v = 1 WHERE id <= 10", i))
+		c.run(fmt.Sprintf("UPDATE s%d SET v = 1 WHERE id <= 10", i))
 	}
-	p = c.start(t)
+	p = c.launch()
 	waitFor(t, ctx, broker, capture.Selection{Prefix: c.prefix}, `"snapshot":"last"`)
 	for i := 1; i <= tablesN; i++ {
-		c.exec(t, fmt.Sprintf("UPDATE s%d SET v = 2 WHERE id <= 5", i))
+		c.run(fmt.Sprintf("UPDATE s%d SET v = 2 WHERE id <= 5", i))
 	}
 	for i := 1; i <= tablesN; i++ {
 		waitFor(t, ctx, broker, capture.Selection{Topics: []string{topic(i)}}, `"after":{"id":5,"v":2`)

@@ -15,7 +15,7 @@ import (
 // moves past the filtered writes, so a restart does not read them again.
 func TestMariaDBHeartbeatsAdvanceTheOffset(t *testing.T) {
 	c := newMariaDBCase(t)
-	c.exec(t, "CREATE TABLE other (id INT PRIMARY KEY)")
+	c.run("CREATE TABLE other (id INT PRIMARY KEY)")
 	c.conn["table.include.list"] = c.dsn.DB + ".t"
 	c.conn["heartbeat.interval.ms"] = "200"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -25,7 +25,7 @@ func TestMariaDBHeartbeatsAdvanceTheOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer broker.Close()
-	p := c.start(t)
+	p := c.launch()
 	defer p.stop()
 	waitFor(t, ctx, broker, capture.Selection{Topics: []string{c.prefix}}, "CREATE TABLE `other`")
 	key, err := offsets.Key(c.conn["name"], map[string]any{"server": c.prefix})
@@ -34,7 +34,7 @@ func TestMariaDBHeartbeatsAdvanceTheOffset(t *testing.T) {
 	}
 	before := storedBinlogPos(t, c.offsetFile, key)
 	for i := range 50 {
-		c.exec(t, fmt.Sprintf("INSERT INTO other VALUES (%d)", i))
+		c.run(fmt.Sprintf("INSERT INTO other VALUES (%d)", i))
 	}
 	waitFor(t, ctx, broker, capture.Selection{Topics: []string{"__debezium-heartbeat." + c.prefix}}, `"name":"io.debezium.connector.common.Heartbeat"`)
 	for deadline := time.Now().Add(30 * time.Second); storedBinlogPos(t, c.offsetFile, key) == before; time.Sleep(100 * time.Millisecond) {
