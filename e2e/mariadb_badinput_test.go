@@ -16,7 +16,7 @@ import (
 // it that tests adjust before launching cdcd.
 type mariadbCase struct {
 	*mariadbBed
-	conn                 map[string]string
+	worker, conn         map[string]string
 	workerPath, connPath string
 	offsetFile           string
 }
@@ -24,14 +24,18 @@ type mariadbCase struct {
 func newMariaDBCase(t *testing.T) *mariadbCase {
 	t.Helper()
 	b := newMariaDBBed(t, context.Background(), "CREATE TABLE t (id INT PRIMARY KEY, s DATE NOT NULL, e DATE NOT NULL)")
-	c := &mariadbCase{mariadbBed: b, conn: b.connector("bad", nil), offsetFile: filepath.Join(b.dir, "offsets.dat"),
+	c := &mariadbCase{mariadbBed: b, conn: b.connector("mdb", nil), offsetFile: filepath.Join(b.dir, "offsets.dat"),
 		workerPath: filepath.Join(b.dir, "worker.properties"), connPath: filepath.Join(b.dir, "mariadb.properties")}
-	writeProperties(t, c.workerPath, workerProps(b.brokers, c.offsetFile))
+	c.worker = workerProps(b.brokers, c.offsetFile)
+	writeProperties(t, c.workerPath, c.worker)
 	return c
 }
 
 // run executes sql as the database's owner.
 func (c *mariadbCase) run(sql string) { c.exec(c.db, sql) }
+
+// launchStreaming starts cdcd with the case's configs and returns once it streams (mariadbBed.start).
+func (c *mariadbCase) launchStreaming() *cdcdProcess { return c.start(c.worker, c.conn) }
 
 // launch starts cdcd with the case's configs, without waiting for anything.
 func (c *mariadbCase) launch() *cdcdProcess {
@@ -75,13 +79,7 @@ func TestMariaDBUnparseableDDL(t *testing.T) {
 	c := newMariaDBCase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	broker, err := capture.NewBroker(c.brokers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
-	p := c.launch()
-	waitFor(t, ctx, broker, capture.Selection{Topics: []string{c.prefix}}, "CREATE TABLE")
+	p := c.launchStreaming()
 	const ddl = "ALTER TABLE t ADD PERIOD FOR valid(s, e)"
 	c.run(ddl)
 	log := awaitFailure(t, p)
@@ -94,7 +92,7 @@ func TestMariaDBUnparseableDDL(t *testing.T) {
 	c.conn["schema.history.internal.skip.unparseable.ddl"] = "true"
 	p = c.launch()
 	c.run("INSERT INTO t VALUES (7, '2026-01-01', '2026-12-31')")
-	waitFor(t, ctx, broker, capture.Selection{Topics: []string{c.prefix + "." + c.dsn.DB + ".t"}}, `"id":7`)
+	waitFor(t, ctx, c.broker, capture.Selection{Topics: []string{c.prefix + "." + c.dsn.DB + ".t"}}, `"id":7`)
 	if log := p.log.String(); !strings.Contains(log, "skipping a DDL statement cdcd cannot parse") {
 		t.Errorf("the skipped statement was not logged:\n%s", tail(log, 3000))
 	}

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 
-	"github.com/cdcd/cdcd/e2e/capture"
 	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
@@ -39,49 +37,24 @@ func mariadbConnector(t testing.TB, dsn testenv.MySQLDSN, brokers []string, name
 // runs on MariaDB, restarts it each time, and proves from Kafka that every committed change arrived and
 // that, per key, changes appear in commit order once redelivered ones (same binlog position) are set aside.
 func TestMariaDBCrashSafety(t *testing.T) {
-	dsn, err := testenv.ParseMySQLDSN(testenv.NewMariaDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	brokers := testenv.Kafka(t)
-	prefix := testenv.NewTopicPrefix(t)
+	c := newMariaDBCase(t)
+	c.run("CREATE TABLE crash (id INT PRIMARY KEY, version BIGINT NOT NULL)")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	admin, err := client.Connect(dsn.Addr, dsn.User, dsn.Password, dsn.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	if _, err := admin.Execute("CREATE TABLE crash (id INT PRIMARY KEY, version BIGINT NOT NULL)"); err != nil {
-		t.Fatal(err)
-	}
-
-	dir := t.TempDir()
-	workerPath, connPath := filepath.Join(dir, "worker.properties"), filepath.Join(dir, "mariadb.properties")
-	writeProperties(t, workerPath, workerProps(brokers, filepath.Join(dir, "offsets.dat")))
-	writeProperties(t, connPath, mariadbConnector(t, dsn, brokers, "crash", prefix))
-	broker, err := capture.NewBroker(brokers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
-
-	p := startCdcd(t, workerPath, connPath)
-	// The snapshot (of an empty table) has read its position once the schema change records are out: every
-	// change committed from then on is streamed.
-	waitFor(t, ctx, broker, capture.Selection{Topics: []string{prefix}}, "CREATE TABLE")
-	work := startCrashWorkload(ctx, mariadbWorkload(dsn))
+	// Once streaming, every change committed from then on is read from the binlog.
+	p := c.launchStreaming()
+	work := startCrashWorkload(ctx, mariadbWorkload(c.dsn))
 	const crashes = 6
 	for i := range crashes {
 		time.Sleep(time.Duration(300+rand.IntN(1500)) * time.Millisecond)
 		p.kill()
 		time.Sleep(time.Duration(rand.IntN(300)) * time.Millisecond)
-		p = startCdcd(t, workerPath, connPath)
+		p = c.launch()
 		t.Logf("crash %d/%d done", i+1, crashes)
 	}
 	time.Sleep(time.Second)
 	want := work.stop(t)
-	got, dups := checkCrashDelivery(t, ctx, brokers, prefix+"."+dsn.DB+".crash", want)
+	got, dups := checkCrashDelivery(t, ctx, c.brokers, c.prefix+"."+c.dsn.DB+".crash", want)
 	p.stop()
 	t.Logf("crash test: %d crashes, %d committed changes, %d events in Kafka, %d redelivered duplicates set aside",
 		crashes, len(want), len(got), dups)
@@ -128,13 +101,7 @@ func TestMariaDBConnectionLoss(t *testing.T) {
 	c.run("CREATE TABLE crash (id INT PRIMARY KEY, version BIGINT NOT NULL)")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	broker, err := capture.NewBroker(c.brokers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
-	p := c.launch()
-	waitFor(t, ctx, broker, capture.Selection{Topics: []string{c.prefix}}, "CREATE TABLE `crash`")
+	p := c.launchStreaming()
 	work := startCrashWorkload(ctx, mariadbWorkload(c.dsn))
 	kills := 0
 	for range 5 {

@@ -27,11 +27,7 @@ func TestMariaDBSnapshotResumesTableByTable(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	broker, err := capture.NewBroker(c.brokers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	broker := c.broker
 	topic := func(i int) string { return fmt.Sprintf("%s.%s.s%d", c.prefix, c.dsn.DB, i) }
 
 	p := c.launch()

@@ -5,7 +5,9 @@ package source
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/cdcd/cdcd/schema"
@@ -101,4 +103,30 @@ func HeartbeatEvent(topic, logicalName string, now time.Time) Event {
 		KeySchema: keySchema, Key: schema.NewStruct(keySchema).Set(schema.HeartbeatServerName, logicalName),
 		ValueSchema: valueSchema, Value: schema.NewStruct(valueSchema).Set(schema.EnvelopeTsMs, now.UnixMilli()),
 	}
+}
+
+// OffsetInt64 reads a number of a stored offset, as Debezium's offset loaders cast to Long: the value may
+// arrive as any Go integer, a json.Number or a float64 from a generic JSON decoder, but must be integral.
+func OffsetInt64(v any) (int64, error) {
+	switch n := v.(type) {
+	case int64:
+		return n, nil
+	case int:
+		return int64(n), nil
+	case int32:
+		return int64(n), nil
+	case uint64:
+		if n > math.MaxInt64 {
+			return 0, fmt.Errorf("%d overflows int64", n)
+		}
+		return int64(n), nil
+	case json.Number:
+		return n.Int64()
+	case float64:
+		if n != math.Trunc(n) {
+			return 0, fmt.Errorf("%v is not an integer", n)
+		}
+		return int64(n), nil
+	}
+	return 0, fmt.Errorf("%v (%T) is not a number", v, v)
 }

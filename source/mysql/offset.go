@@ -1,7 +1,6 @@
 package mysql
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -94,7 +93,7 @@ func ParseOffset(m map[string]any) (Offset, error) {
 		if !ok || v == nil {
 			continue
 		}
-		n, err := toInt64(v)
+		n, err := source.OffsetInt64(v)
 		if err != nil {
 			return Offset{}, fmt.Errorf("offset key %q: %w", key, err)
 		}
@@ -121,20 +120,3 @@ func ParseOffset(m map[string]any) (Offset, error) {
 	return o, nil
 }
 
-func toInt64(v any) (int64, error) {
-	switch n := v.(type) {
-	case int64:
-		return n, nil
-	case int:
-		return int64(n), nil
-	case int32:
-		return int64(n), nil
-	case float64:
-		return int64(n), nil
-	case json.Number:
-		return n.Int64()
-	case string:
-		return strconv.ParseInt(n, 10, 64)
-	}
-	return 0, fmt.Errorf("%v (%T) is not a number", v, v)
-}

@@ -1,9 +1,7 @@
 package postgres
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 
 	"github.com/jackc/pglogrepl"
 
@@ -73,7 +71,7 @@ func ParseOffset(m map[string]any) (Offset, error) {
 			return 0
 		}
 		var n int64
-		n, err = toInt64(v)
+		n, err = source.OffsetInt64(v)
 		if err != nil {
 			err = fmt.Errorf("offset key %q: %w", key, err)
 		}
@@ -139,26 +137,3 @@ func (o Offset) skipThrough() LSN {
 	return o.LSN
 }
 
-func toInt64(v any) (int64, error) {
-	switch n := v.(type) {
-	case int64:
-		return n, nil
-	case int:
-		return int64(n), nil
-	case int32:
-		return int64(n), nil
-	case uint64:
-		if n > math.MaxInt64 {
-			return 0, fmt.Errorf("%d overflows int64", n)
-		}
-		return int64(n), nil
-	case json.Number:
-		return n.Int64()
-	case float64:
-		if n != math.Trunc(n) {
-			return 0, fmt.Errorf("%v is not an integer", n)
-		}
-		return int64(n), nil
-	}
-	return 0, fmt.Errorf("%v (%T) is not a number", v, v)
-}
