@@ -98,3 +98,20 @@ func TestMariaDBUnparseableDDL(t *testing.T) {
 	}
 	p.stop()
 }
+
+// TestMariaDBDuplicateServerIDFailsTheConnector runs two connectors with one database.server.id: the server
+// hands the binlog stream to the newer one and disconnects the older, which must fail naming the setting,
+// not fight for the stream by restarting.
+func TestMariaDBDuplicateServerIDFailsTheConnector(t *testing.T) {
+	first := newMariaDBCase(t)
+	p1 := first.launchStreaming()
+	defer p1.stop()
+	second := newMariaDBCase(t)
+	second.conn["database.server.id"] = first.conn["database.server.id"]
+	p2 := second.launchStreaming()
+	defer p2.stop()
+	log := awaitFailure(t, p1)
+	if !strings.Contains(log, "database.server.id "+first.conn["database.server.id"]+" is used by another replica") {
+		t.Errorf("the older connector's failure does not name the duplicate server id:\n%s", tail(log, 3000))
+	}
+}

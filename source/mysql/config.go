@@ -45,6 +45,7 @@ type Config struct {
 	Modes                types.Modes
 	GTIDIncludes         []*regexp.Regexp
 	GTIDExcludes         []*regexp.Regexp
+	GTIDFilterDML        bool // gtid.source.filter.dml.events
 
 	HeartbeatInterval  time.Duration
 	TombstonesOnDelete bool
@@ -66,6 +67,18 @@ func (c *Config) Connector() string {
 		return "mariadb"
 	}
 	return "mysql"
+}
+
+// includesGTIDSource reports whether row changes of transactions from a GTID source (a MySQL server UUID,
+// a MariaDB "domain-server" pair) are emitted, by gtid.source.includes/excludes.
+func (c *Config) includesGTIDSource(src string) bool {
+	switch {
+	case !c.GTIDFilterDML:
+		return true
+	case len(c.GTIDIncludes) > 0:
+		return props.AnyMatch(c.GTIDIncludes, src)
+	}
+	return !props.AnyMatch(c.GTIDExcludes, src)
 }
 
 // systemDatabases are never captured, as in Debezium's BinlogConnectorConfig.
@@ -134,6 +147,7 @@ func ParseConfig(name string, flavor types.Flavor, settings map[string]string, l
 	c.GTIDIncludes = p.RegexList("gtid.source.includes")
 	c.GTIDExcludes = p.RegexList("gtid.source.excludes")
 	p.Exclusive("gtid.source.includes", "gtid.source.excludes")
+	c.GTIDFilterDML = p.Boolean("gtid.source.filter.dml.events", true)
 
 	c.HeartbeatInterval = p.Millis("heartbeat.interval.ms", 0)
 	c.TombstonesOnDelete = p.Boolean("tombstones.on.delete", true)

@@ -3,6 +3,7 @@ package mysql
 import (
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/cdcd/cdcd/source/mysql/types"
@@ -55,5 +56,38 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	if cfg.Filter.IncludeSchema("mysql") || cfg.Filter.IncludeSchema("performance_schema") || !cfg.Filter.IncludeSchema("shop") {
 		t.Error("system databases must never be captured, others by default")
+	}
+}
+
+// TestRefuseNamesWhatToChange: each server setting the binlog connectors cannot work with is refused with the
+// setting, its value and the fix.
+func TestRefuseNamesWhatToChange(t *testing.T) {
+	cfg := &Config{Flavor: types.MariaDB, Host: "db", Port: 3306, User: "cdc"}
+	good := func() serverFacts {
+		return serverFacts{version: "10.11.19-MariaDB-log", variables: map[string]string{"log_bin": "1", "binlog_format": "ROW", "binlog_row_image": "FULL"},
+			grants: []string{"GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR ON *.* TO `cdc`@`%`"}}
+	}
+	if err := cfg.refuse(good()); err != nil {
+		t.Fatalf("a good server refused: %v", err)
+	}
+	cases := []struct {
+		name   string
+		change func(*serverFacts)
+		want   string
+	}{
+		{"statement binlog", func(f *serverFacts) { f.variables["binlog_format"] = "STATEMENT" }, `binlog_format is "STATEMENT", not ROW: set binlog_format=ROW`},
+		{"mixed binlog", func(f *serverFacts) { f.variables["binlog_format"] = "MIXED" }, "set binlog_format=ROW"},
+		{"minimal row image", func(f *serverFacts) { f.variables["binlog_row_image"] = "MINIMAL" }, "set binlog_row_image=FULL"},
+		{"binlog off", func(f *serverFacts) { f.variables["log_bin"] = "0" }, "start the server with log_bin"},
+		{"no replication grant", func(f *serverFacts) { f.grants = []string{"GRANT SELECT, RELOAD ON *.* TO `cdc`@`%`"} }, "lacks the REPLICATION SLAVE privilege"},
+		{"a MySQL server", func(f *serverFacts) { f.version = "8.0.36" }, "set connector.class=io.debezium.connector.mysql.MySqlConnector"},
+	}
+	for _, c := range cases {
+		f := good()
+		c.change(&f)
+		err := cfg.refuse(f)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
+		}
 	}
 }

@@ -119,4 +119,3 @@ func ParseOffset(m map[string]any) (Offset, error) {
 	}
 	return o, nil
 }
-

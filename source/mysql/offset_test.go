@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"encoding/json"
+	"github.com/cdcd/cdcd/source/mysql/types"
 	"os"
 	"strings"
 	"testing"
@@ -50,5 +51,19 @@ func TestParseOffsetRefusesAnOffsetWithoutFile(t *testing.T) {
 	}
 	if o, err := ParseOffset(map[string]any{"file": "f", "pos": int64(4), "snapshot": true}); err != nil || o.Snapshot != "INITIAL" {
 		t.Errorf("legacy snapshot=true: %+v %v", o, err)
+	}
+}
+
+// TestPurgedGTIDsAreDetected (MySQL): an offset whose GTID set does not hold everything the server purged
+// cannot resume without loss.
+func TestPurgedGTIDsAreDetected(t *testing.T) {
+	cfg := &Config{Flavor: types.MySQL}
+	const uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+	if lost, err := cfg.gtidsLost(uuid+":1-100", uuid+":1-50"); err != nil || lost != "" {
+		t.Errorf("an offset past the purged range: %q %v", lost, err)
+	}
+	lost, err := cfg.gtidsLost(uuid+":1-40", uuid+":1-50")
+	if err != nil || !strings.Contains(lost, "gtid_purged "+uuid+":1-50") {
+		t.Errorf("an offset behind the purged range: %q %v", lost, err)
 	}
 }

@@ -213,6 +213,9 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if r.cfg.duplicateServerID(err) {
+				return fatal(st.errorf(0, "database.server.id %d is used by another replica of this server (another connector, or a real replica), which took over the binlog stream: give each connector its own database.server.id: %w", r.cfg.ServerID, err))
+			}
 			return st.errorf(0, "reading the binlog: %w", err)
 		}
 		if err := st.handle(ctx, ev); err != nil {
@@ -254,17 +257,52 @@ func (r *Reader) connect(ctx context.Context) (*client.Conn, error) {
 
 // checkServer refuses a server the connector cannot read correctly, with what to change.
 func (r *Reader) checkServer(conn *client.Conn) error {
-	version, err := queryString(conn, "SELECT VERSION()")
-	if err != nil {
+	var facts serverFacts
+	var err error
+	if facts.version, err = queryString(conn, "SELECT VERSION()"); err != nil {
 		return err
 	}
-	isMariaDB := strings.Contains(strings.ToLower(version), "mariadb")
-	if isMariaDB != (r.cfg.Flavor == types.MariaDB) {
+	facts.variables = map[string]string{}
+	for _, name := range []string{"log_bin", "binlog_format", "binlog_row_image"} {
+		if facts.variables[name], err = queryString(conn, "SELECT @@GLOBAL."+name); err != nil {
+			return err
+		}
+	}
+	if facts.grants, err = queryColumn(conn, "SHOW GRANTS FOR CURRENT_USER()"); err != nil {
+		return err
+	}
+	if err := r.cfg.refuse(facts); err != nil {
+		return fatal(err)
+	}
+	return nil
+}
+
+// duplicateServerID reports the server's answer to a replica whose server id another replica now uses:
+// MariaDB's ER_SLAVE_SAME_ID (4052), MySQL's ER_MASTER_FATAL_ERROR_READING_BINLOG (1236) naming the id.
+func (c *Config) duplicateServerID(err error) bool {
+	var myErr *gomysql.MyError
+	if !errors.As(err, &myErr) {
+		return false
+	}
+	return myErr.Code == 4052 || (myErr.Code == 1236 && strings.Contains(myErr.Message, "same server_uuid/server_id"))
+}
+
+// serverFacts is what the connector checks about a server before reading it.
+type serverFacts struct {
+	version   string
+	variables map[string]string // global variables by name
+	grants    []string          // SHOW GRANTS FOR CURRENT_USER()
+}
+
+// refuse says why the connector cannot read a server with these facts, and what to change; nil when it can.
+func (c *Config) refuse(f serverFacts) error {
+	isMariaDB := strings.Contains(strings.ToLower(f.version), "mariadb")
+	if isMariaDB != (c.Flavor == types.MariaDB) {
 		want := MySQLConnectorClass
 		if isMariaDB {
 			want = MariaDBConnectorClass
 		}
-		return fatal(fmt.Errorf("the server at %s:%d runs %s, which the %s connector cannot read: set connector.class=%s", r.cfg.Host, r.cfg.Port, version, r.cfg.Connector(), want))
+		return fmt.Errorf("the server at %s:%d runs %s, which the %s connector cannot read: set connector.class=%s", c.Host, c.Port, f.version, c.Connector(), want)
 	}
 	required := []struct{ variable, want, why string }{
 		{"log_bin", "ON", "the binlog is off: start the server with log_bin"},
@@ -272,35 +310,41 @@ func (r *Reader) checkServer(conn *client.Conn) error {
 		{"binlog_row_image", "FULL", "set binlog_row_image=FULL so updates and deletes carry whole rows"},
 	}
 	for _, req := range required {
-		v, err := queryString(conn, "SELECT @@GLOBAL."+req.variable)
-		if err != nil {
-			return err
-		}
+		v := f.variables[req.variable]
 		if v == "1" {
 			v = "ON"
 		}
 		if !strings.EqualFold(v, req.want) {
-			return fatal(fmt.Errorf("server variable %s is %q, not %s: %s", req.variable, v, req.want, req.why))
+			return fmt.Errorf("server variable %s is %q, not %s: %s", req.variable, v, req.want, req.why)
 		}
 	}
-	grants, err := queryColumn(conn, "SHOW GRANTS FOR CURRENT_USER()")
-	if err != nil {
-		return err
+	all := strings.ToUpper(strings.Join(f.grants, "\n"))
+	if strings.Contains(all, "ALL PRIVILEGES ON *.*") {
+		return nil
 	}
-	all := strings.ToUpper(strings.Join(grants, "\n"))
-	if !strings.Contains(all, "ALL PRIVILEGES ON *.*") {
-		for _, priv := range []string{"REPLICATION SLAVE", "REPLICATION CLIENT", "RELOAD"} {
-			alias := map[string]string{"REPLICATION SLAVE": "REPLICATION REPLICA", "REPLICATION CLIENT": "BINLOG MONITOR"}[priv]
-			if !strings.Contains(all, priv) && (alias == "" || !strings.Contains(all, alias)) {
-				return fatal(fmt.Errorf("user %s lacks the %s privilege the connector needs: GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO %s", r.cfg.User, priv, r.cfg.User))
-			}
+	// MariaDB 10.5+ renamed two of them; either name will do.
+	aliases := map[string]string{"REPLICATION SLAVE": "REPLICATION REPLICA", "REPLICATION CLIENT": "BINLOG MONITOR"}
+	for _, priv := range []string{"REPLICATION SLAVE", "REPLICATION CLIENT", "RELOAD"} {
+		alias := aliases[priv]
+		if !strings.Contains(all, priv) && (alias == "" || !strings.Contains(all, alias)) {
+			return fmt.Errorf("user %s lacks the %s privilege the connector needs: GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO %s", c.User, priv, c.User)
 		}
 	}
 	return nil
 }
 
-// positionLost says why the binlog at o cannot be read any more, or "" when it can.
+// positionLost says why the binlog at o cannot be read any more, or "" when it can: its file was purged,
+// or (MySQL) the server purged transactions the offset's GTID set does not hold (gtid_purged).
 func (r *Reader) positionLost(conn *client.Conn, o Offset) (string, error) {
+	if r.cfg.Flavor == types.MySQL && o.GTIDs != "" {
+		purged, err := queryString(conn, "SELECT @@GLOBAL.gtid_purged")
+		if err != nil {
+			return "", err
+		}
+		if lost, err := r.cfg.gtidsLost(o.GTIDs, strings.ReplaceAll(purged, "\n", "")); err != nil || lost != "" {
+			return lost, err
+		}
+	}
 	files, err := queryColumn(conn, "SHOW BINARY LOGS")
 	if err != nil {
 		return "", err
@@ -315,6 +359,25 @@ func (r *Reader) positionLost(conn *client.Conn, o Offset) (string, error) {
 		oldest = files[0]
 	}
 	return fmt.Sprintf("binlog file %s was purged (the oldest the server keeps is %s)", o.File, oldest), nil
+}
+
+// gtidsLost says which purged transactions an offset's GTID set has not seen, "" when it holds them all.
+func (c *Config) gtidsLost(offsetGTIDs, purged string) (string, error) {
+	if strings.TrimSpace(purged) == "" {
+		return "", nil
+	}
+	have, err := c.parseGTIDSet(offsetGTIDs)
+	if err != nil {
+		return "", fmt.Errorf("the stored offset's gtids %q: %w", offsetGTIDs, err)
+	}
+	gone, err := c.parseGTIDSet(purged)
+	if err != nil {
+		return "", fmt.Errorf("the server's gtid_purged %q: %w", purged, err)
+	}
+	if have.Contain(gone) {
+		return "", nil
+	}
+	return fmt.Sprintf("the server purged transactions (gtid_purged %s) that the offset (gtids %s) has not seen", purged, offsetGTIDs), nil
 }
 
 func queryString(conn *client.Conn, q string) (string, error) {

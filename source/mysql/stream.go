@@ -42,9 +42,12 @@ type stream struct {
 	txEvents int64  // its events handled so far, the GTID/BEGIN event included (Debezium's event count)
 	// commitTime is MySQL's original commit time of the transaction, zero when the server gives none.
 	commitTime time.Time
-	thread     int64
-	query      string // the rows query (include.query), "" when unknown
-	pending    []source.Event
+	// filteredSource: the transaction's GTID source is left out by gtid.source.includes/excludes, so its
+	// row changes are not emitted (gtid.source.filter.dml.events); it still advances the position.
+	filteredSource bool
+	thread         int64
+	query          string // the rows query (include.query), "" when unknown
+	pending        []source.Event
 
 	// skipEvents/skipRows resume a transaction Debezium had delivered in part (its offset's event and row).
 	skipEvents int64
@@ -103,12 +106,15 @@ func (st *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error
 		return nil
 	case *replication.MariadbGTIDEvent:
 		st.begin(pos, fmt.Sprintf("%d-%d-%d", e.GTID.DomainID, e.GTID.ServerID, e.GTID.SequenceNumber))
+		st.filteredSource = !st.r.cfg.includesGTIDSource(fmt.Sprintf("%d-%d", e.GTID.DomainID, e.GTID.ServerID))
 	case *replication.GTIDEvent:
 		next, err := e.GTIDNext()
 		if err != nil {
 			return st.errorf(pos, "decoding a GTID event: %w", err)
 		}
 		st.begin(pos, next.String())
+		uuid, _, _ := strings.Cut(next.String(), ":")
+		st.filteredSource = !st.r.cfg.includesGTIDSource(uuid)
 		if e.OriginalCommitTimestamp > 0 {
 			// MySQL 8.0.1+: Debezium takes source.ts_ms from the original commit time (µs), in milliseconds.
 			st.commitTime = e.OriginalCommitTime().Truncate(time.Millisecond)
@@ -149,7 +155,7 @@ func (st *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error
 
 // begin starts a transaction at pos.
 func (st *stream) begin(pos int64, gtid string) {
-	st.inTx, st.txStart, st.txEvents, st.query, st.commitTime = true, pos, 0, "", time.Time{}
+	st.inTx, st.txStart, st.txEvents, st.query, st.commitTime, st.filteredSource = true, pos, 0, "", time.Time{}, false
 	if gtid != "" {
 		st.txGTID = gtid
 	}
@@ -158,7 +164,7 @@ func (st *stream) begin(pos int64, gtid string) {
 // rows turns a rows event into change events. Rows of tables outside the filters, and rows a resumed
 // transaction already delivered, are passed over.
 func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos int64) error {
-	if st.skipEvents > 0 {
+	if st.skipEvents > 0 || st.filteredSource {
 		return nil
 	}
 	skipRows := st.skipRows

@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"log/slog"
+	"regexp"
 	"testing"
 	"time"
 
@@ -125,5 +126,37 @@ func TestResumeSkipsWhatDebeziumDelivered(t *testing.T) {
 	}
 	if got := b.Position.(binlogPosition).GTIDs; got != "0-1-11" {
 		t.Errorf("gtids after the transaction %s, want 0-1-11", got)
+	}
+}
+
+// TestGTIDSourceFilter: with gtid.source.excludes naming a MariaDB domain-server pair, that source's row
+// changes are not emitted, while its transaction still advances the GTID set and the offset.
+func TestGTIDSourceFilter(t *testing.T) {
+	r := testReader(t, types.MariaDB)
+	r.cfg.GTIDExcludes = []*regexp.Regexp{regexp.MustCompile(`^(?:0-2)$`)}
+	out := make(chan source.Batch, 4)
+	st, err := r.newStream(context.Background(), out, Offset{File: "mariadb-bin.000002", Pos: 100, GTIDs: "0-1-10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := func(server uint32, seq uint64, end uint32) {
+		for _, ev := range []*replication.BinlogEvent{
+			event(replication.MARIADB_GTID_EVENT, 1800000000, end-100, 38, &replication.MariadbGTIDEvent{GTID: gomysql.MariadbGTID{DomainID: 0, ServerID: server, SequenceNumber: seq}}),
+			event(replication.WRITE_ROWS_EVENTv1, 1800000000, end-31, 69, rows(replication.WRITE_ROWS_EVENTv1, []any{int32(seq), "x"})),
+			event(replication.XID_EVENT, 1800000000, end, 31, &replication.XIDEvent{XID: seq}),
+		} {
+			if err := st.handle(context.Background(), ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tx(2, 11, 300) // excluded source 0-2
+	tx(1, 12, 500)
+	first, second := <-out, <-out
+	if len(first.Events) != 0 || len(second.Events) != 1 {
+		t.Errorf("events per transaction %d, %d; want 0 (filtered source), 1", len(first.Events), len(second.Events))
+	}
+	if got := first.Position.(binlogPosition).Pos; got != 300 {
+		t.Errorf("the filtered transaction's offset is at %d, want 300", got)
 	}
 }
