@@ -87,6 +87,10 @@ func (m Modes) fromBinlog(c *tables.Column, k kind, v any) (any, error) {
 		if b, ok := asBytes(v); ok {
 			return uuidFromBytes(b), nil
 		}
+	case kindInet:
+		if b, ok := asBytes(v); ok {
+			return inetFromBytes(b)
+		}
 	}
 	return nil, unexpected(v)
 }
@@ -162,7 +166,7 @@ func (m Modes) fromSnapshot(c *tables.Column, k kind, v mysql.FieldValue) (any, 
 		return bitsValue(c, bitsFromBigEndian(b)), nil
 	case kindDecimal:
 		return m.decimalValue(c, string(b))
-	case kindString, kindEnum, kindSet, kindJSON, kindUUID:
+	case kindString, kindEnum, kindSet, kindJSON, kindUUID, kindInet:
 		return string(b), nil
 	case kindBinary:
 		return m.binaryValue(c, bytes.Clone(b), true), nil

@@ -41,6 +41,9 @@ const (
 	kindPoint
 	kindGeometry
 	kindUUID
+	// kindInet is MariaDB's INET4 and INET6 (10.10+), which Debezium's MariaDB grammar cannot parse: cdcd
+	// maps them to their text, as the server prints them.
+	kindInet
 )
 
 // java.sql.Types codes the column model carries.
@@ -136,6 +139,8 @@ func (m Modes) classify(c *tables.Column) (kind, error) {
 	switch {
 	case m.Flavor == MariaDB && typeNameIs(t, "UUID"):
 		return kindUUID, nil
+	case m.Flavor == MariaDB && typeNameIs(t, "INET4", "INET6"):
+		return kindInet, nil
 	case typeNameIs(t, "JSON"):
 		return kindJSON, nil
 	case typeNameIs(t, "POINT"):

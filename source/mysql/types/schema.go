@@ -113,6 +113,8 @@ func (m Modes) baseSchema(c *tables.Column, k kind) *schema.Schema {
 		return schema.Geometry()
 	case kindUUID:
 		return schema.Uuid()
+	case kindInet:
+		return &schema.Schema{Type: schema.String}
 	}
 	return nil
 }

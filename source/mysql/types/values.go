@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"math/big"
+	"net/netip"
 	"regexp"
 	"strings"
 
@@ -272,6 +273,18 @@ func uuidFromBytes(b []byte) string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
+// inetFromBytes prints an INET4 (4 bytes) or INET6 (16 bytes, IPv4-mapped addresses as ::ffff:a.b.c.d)
+// binlog value as MariaDB prints it.
+func inetFromBytes(b []byte) (string, error) {
+	switch len(b) {
+	case 4:
+		return netip.AddrFrom4([4]byte(b)).String(), nil
+	case 16:
+		return netip.AddrFrom16([16]byte(b)).String(), nil
+	}
+	return "", fmt.Errorf("%w: an INET value of %d bytes", ErrValue, len(b))
+}
+
 // nullValue is convertValue's answer for a null: null for a nullable column, otherwise the field's
 // default, or the type's fallback (zero, empty, the epoch). A NOT NULL column meets null when a zero
 // date is read or an invalid value was stored.
@@ -297,7 +310,7 @@ func (m Modes) nullValue(c *tables.Column, k kind) (any, error) {
 		return float64(0), nil
 	case kindDecimal:
 		return m.decimalValue(c, "0")
-	case kindString, kindEnum, kindSet, kindUUID:
+	case kindString, kindEnum, kindSet, kindUUID, kindInet:
 		return "", nil
 	case kindBinary:
 		return m.binaryValue(c, []byte{}, false), nil
