@@ -3,6 +3,7 @@ package types
 import (
 	"bytes"
 	"errors"
+	"github.com/cdcd/cdcd/schema"
 	"testing"
 
 	"github.com/cdcd/cdcd/source/mysql/tables"
@@ -55,15 +56,39 @@ func TestSchemaRefusesUnmappedModesAndTypes(t *testing.T) {
 	}
 	for _, c := range []*tables.Column{
 		{Name: "v", JDBCType: 1111, TypeName: "VECTOR"},
-		{Name: "x", JDBCType: 1111, TypeName: "INET6"},
-		{Name: "u", JDBCType: 1111, TypeName: "UUID"}, // MySQL has no UUID type
+		{Name: "x", JDBCType: 1111, TypeName: "INET6"}, // MySQL has no INET types…
+		{Name: "u", JDBCType: 1111, TypeName: "UUID"},  // …and no UUID type
 	} {
 		m := DefaultModes
-		if c.TypeName == "UUID" {
+		if c.TypeName != "VECTOR" {
 			m.Flavor = MySQL
 		}
 		if _, err := m.Schema(c); !errors.Is(err, ErrUnsupportedType) {
 			t.Errorf("%s: err = %v, want ErrUnsupportedType", c.TypeName, err)
 		}
+	}
+}
+
+func TestInetColumnsAreStrings(t *testing.T) {
+	for _, c := range []struct {
+		typeName string
+		binlog   []byte
+		want     string
+	}{
+		{"INET4", []byte{192, 168, 0, 1}, "192.168.0.1"},
+		{"INET6", []byte{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, "2001:db8::1"},
+		{"INET6", []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4}, "::ffff:1.2.3.4"},
+	} {
+		col := &tables.Column{Name: "a", JDBCType: 1111, TypeName: c.typeName, Optional: true}
+		s, err := DefaultModes.Schema(col)
+		if err != nil || s.Type != schema.String {
+			t.Fatalf("%s: schema %+v, %v", c.typeName, s, err)
+		}
+		if got, err := DefaultModes.FromBinlog(col, c.binlog); err != nil || got != c.want {
+			t.Errorf("%s %v: %v, %v; want %s", c.typeName, c.binlog, got, err, c.want)
+		}
+	}
+	if _, err := DefaultModes.FromBinlog(&tables.Column{Name: "a", TypeName: "INET4"}, []byte{1, 2}); !errors.Is(err, ErrValue) {
+		t.Errorf("a 2-byte INET4: %v, want ErrValue", err)
 	}
 }
