@@ -115,3 +115,35 @@ func TestMariaDBDuplicateServerIDFailsTheConnector(t *testing.T) {
 		t.Errorf("the older connector's failure does not name the duplicate server id:\n%s", tail(log, 3000))
 	}
 }
+
+// TestMariaDBSkippedDDLIsCaughtByRowMetadata: a column-adding DDL skipped as unparseable leaves the schema
+// history one column short; the binlog's column names (binlog_row_metadata=FULL) show it at the next row,
+// and the connector fails naming both structures instead of writing wrong events.
+func TestMariaDBSkippedDDLIsCaughtByRowMetadata(t *testing.T) {
+	c := newMariaDBCase(t)
+	c.conn["schema.history.internal.skip.unparseable.ddl"] = "true"
+	p := c.launchStreaming()
+	defer p.stop()
+	c.run("ALTER TABLE t ADD COLUMN note VARCHAR(10), ADD PERIOD FOR valid(s, e)") // PERIOD: unparseable
+	c.run("INSERT INTO t VALUES (1, '2026-01-01', '2026-12-31', 'x')")
+	log := awaitFailure(t, p)
+	if !strings.Contains(log, "has columns (id, s, e, note) in the binlog but (id, s, e) in the schema history") {
+		t.Errorf("the failure does not compare the two structures:\n%s", tail(log, 3000))
+	}
+}
+
+// TestMariaDBUndecodableEventFailsTheConnector: a row of a column type the binlog library cannot decode
+// (MariaDB's COMPRESSED columns) fails the connector once, naming the position and the cause, as Debezium's
+// event.deserialization.failure.handling.mode=fail does; a restart would read the same bytes.
+func TestMariaDBUndecodableEventFailsTheConnector(t *testing.T) {
+	c := newMariaDBCase(t)
+	c.conn["schema.history.internal.skip.unparseable.ddl"] = "true"
+	p := c.launchStreaming()
+	defer p.stop()
+	c.run("ALTER TABLE t ADD COLUMN note VARCHAR(10) COMPRESSED")
+	c.run("INSERT INTO t VALUES (1, '2026-01-01', '2026-12-31', 'x')")
+	log := awaitFailure(t, p)
+	if !strings.Contains(log, "holds an event cdcd cannot decode") || strings.Contains(log, "Data \"") {
+		t.Errorf("the failure does not say which event and why, briefly:\n%s", tail(log, 3000))
+	}
+}

@@ -213,6 +213,10 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if undecodable(err) {
+				// Debezium's event.deserialization.failure.handling.mode=fail: a restart would read the same bytes.
+				return fatal(st.errorf(0, "the binlog holds an event cdcd cannot decode (a column type the binlog library does not know, such as MariaDB's COMPRESSED columns): %s", shortDecodeError(err)))
+			}
 			if r.cfg.duplicateServerID(err) {
 				return fatal(st.errorf(0, "database.server.id %d is used by another replica of this server (another connector, or a real replica), which took over the binlog stream: give each connector its own database.server.id: %w", r.cfg.ServerID, err))
 			}
@@ -275,6 +279,22 @@ func (r *Reader) checkServer(conn *client.Conn) error {
 		return fatal(err)
 	}
 	return nil
+}
+
+// undecodable reports go-mysql's failure to decode an event, which it reports as text quoting the event's
+// header and bytes.
+func undecodable(err error) bool {
+	return strings.HasPrefix(err.Error(), "Header &replication.EventHeader")
+}
+
+// shortDecodeError keeps the header and the cause of a decoding failure, not the event's bytes.
+func shortDecodeError(err error) string {
+	msg := err.Error()
+	header, _, _ := strings.Cut(msg, ", Data ")
+	if i := strings.LastIndex(msg, "Err: "); i >= 0 {
+		return header + ": " + msg[i+len("Err: "):]
+	}
+	return header
 }
 
 // duplicateServerID reports the server's answer to a replica whose server id another replica now uses:

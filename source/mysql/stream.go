@@ -57,6 +57,9 @@ type stream struct {
 	committed     Offset
 	lastHeartbeat time.Time
 
+	// checkedMap is the last table map event whose column names checkColumns compared.
+	checkedMap *replication.TableMapEvent
+
 	// covered is a resumed snapshot's progress while streaming has not passed the position of every table
 	// it read: changes of a table read later than they were committed are already in its rows.
 	covered *snapshot.Progress
@@ -188,6 +191,9 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 		return st.errorf(pos, "a change of table %s.%s, whose structure the schema history does not know: the history topic %s misses its CREATE TABLE (restore it, or take a new snapshot with snapshot.mode=recovery or when_needed)",
 			id.Database, id.Table, st.r.cfg.HistoryTopic)
 	}
+	if err := st.checkColumns(ts, e.Table); err != nil {
+		return fatal(st.errorf(pos, "%w", err)) // a restart reads the same history
+	}
 	var op byte
 	step := 1
 	switch typ {
@@ -242,6 +248,32 @@ func (st *stream) eventTime() time.Time {
 		return st.commitTime
 	}
 	return st.ts
+}
+
+// checkColumns compares the structure the schema history gives a table with the column names the server
+// sends along with its rows (binlog_row_metadata=FULL; nothing to compare without it): rows decoded with
+// the wrong structure would be silently wrong events, so a mismatch stops the stream. Each table map event
+// is checked once.
+func (st *stream) checkColumns(ts *tableSchema, m *replication.TableMapEvent) error {
+	if len(m.ColumnName) == 0 || st.checkedMap == m {
+		return nil
+	}
+	names := make([]string, len(ts.table.Columns))
+	for i, c := range ts.table.Columns {
+		names[i] = c.Name
+	}
+	for i, n := range m.ColumnName {
+		if i >= len(names) || !strings.EqualFold(names[i], string(n)) {
+			server := make([]string, len(m.ColumnName))
+			for j, n := range m.ColumnName {
+				server[j] = string(n)
+			}
+			return fmt.Errorf("table %s.%s has columns (%s) in the binlog but (%s) in the schema history %s: the history missed a DDL statement; rebuild it with snapshot.mode=recovery if the table has not changed since the stored offset, or take a new snapshot",
+				ts.id.Database, ts.id.Table, strings.Join(server, ", "), strings.Join(names, ", "), st.r.cfg.HistoryTopic)
+		}
+	}
+	st.checkedMap = m
+	return nil
 }
 
 // update emits an update, or, when the primary key changed, what Debezium emits for a key change: a delete
