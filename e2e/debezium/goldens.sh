@@ -37,7 +37,7 @@ END_MARKER=cdcd-golden-end
 
 PG_VARIANTS=(default schemas-off decimal-double decimal-string time-connect time-microseconds binary-base64
 	binary-hex hstore-map interval-string truncate-no-tombstones message-key-columns snapshot-initial
-	transforms-unwrap transforms-router transforms-fields transforms-outbox transforms-kafka)
+	transforms-unwrap transforms-router transforms-fields transforms-outbox transforms-kafka columns)
 
 # The MariaDB reference runs as connect.sh's `mariadb` instance (REST port 58084), so it never touches a
 # PostgreSQL worker another run may have going.
@@ -48,7 +48,7 @@ MDB_TOPIC_PREFIX=mdb1
 MDB_HISTORY_TOPIC=mdb1-schema-history
 # database.server.id must be unique among the server's replicas; no other cdcd test uses this one.
 MDB_SERVER_ID=85401
-MDB_VARIANTS=(default schemas-off decimal-string bigint-precise time-connect binary-base64 truncate-no-tombstones)
+MDB_VARIANTS=(default schemas-off decimal-string bigint-precise time-connect binary-base64 truncate-no-tombstones columns)
 
 log() { printf '[goldens] %s\n' "$*" >&2; }
 die() { printf '[goldens] error: %s\n' "$*" >&2; exit 1; }
@@ -190,6 +190,19 @@ variant_connector_props() {
 			'predicates.range.pattern=pg1\\.public\\.range_types' \
 			"predicates.message.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
 			'predicates.message.pattern=pg1\\.message'
+		;;
+	columns)
+		# The column mappers on corpus columns of many types, and on the variant's masked_keys table (a
+		# mapped primary key): truncation first, then masking, propagation and hashing, as Debezium ranks
+		# them when several select one column (text_types.txt is truncated, not propagated). Patterns are
+		# case-insensitive; datatype.propagate matches schema.table.typename.
+		printf '%s\n' \
+			'column.truncate.to.3.chars=public\\.text_types\\.(txt|bin|vc|ch),public\\.numeric_types\\.(bit1|i4),public\\.masked_keys\\.code' \
+			'column.mask.with.5.chars=public\\.text_types\\.(ci|nm|m|u),public\\.defaults_table\\.nn_text,public\\.masked_keys\\.note' \
+			'column.mask.hash.SHA-256.with.salt.CzQMA0cB5K=public\\.composite_pk\\.v,public\\.full_identity\\.v,public\\.defaults_table\\.opt_text,public\\.masked_keys\\.email' \
+			'column.mask.hash.v2.MD5.with.salt.s.a.lt=PUBLIC\\.no_pk_full\\.B,public\\.toast_table\\.big_text' \
+			'column.propagate.source.type=public\\.numeric_types\\..*,public\\.time_types\\..*,public\\.array_types\\..*,public\\.text_types\\.(dom|lt|txt)' \
+			'datatype.propagate.source.type=.+\\.numrange,.+\\.DATE,.+\\.tstzrange'
 		;;
 	*) die "unknown postgres variant $1" ;;
 	esac
@@ -354,6 +367,18 @@ mariadb_variant_connector_props() {
 	time-connect) echo "time.precision.mode=connect" ;;
 	binary-base64) echo "binary.handling.mode=base64" ;;
 	truncate-no-tombstones) printf '%s\n' "skipped.operations=none" "tombstones.on.delete=false" ;;
+	columns)
+		# The column mappers, as in the PostgreSQL variant: composite_pk.k2 is a masked key column, all_types'
+		# columns not truncated or masked get their source types propagated, binary(4) is too short to
+		# truncate to 4, latin1's varchar(32) cuts its digest to 32.
+		printf '%s\n' \
+			'column.truncate.to.4.chars=cdcd_golden\\.all_types\\.(c_char|c_varchar|c_text|c_blob|c_varbinary|c_binary|c_int),cdcd_golden\\.unicode_tbl\\.c_utf8mb4' \
+			'column.mask.with.3.chars=cdcd_golden\\.all_types\\.(c_enum|c_set|c_json|c_date),cdcd_golden\\.composite_pk\\.k2,cdcd_golden\\.defaults_tbl\\.d_varchar' \
+			'column.mask.hash.SHA-256.with.salt.pepper=cdcd_golden\\.unicode_tbl\\.(c_latin1|c_text_utf8),cdcd_golden\\.all_types\\.c_longtext' \
+			'column.mask.hash.v2.SHA-1.with.salt.x.y=CDCD_GOLDEN\\.composite_pk\\.V,cdcd_golden\\.no_pk\\.b' \
+			'column.propagate.source.type=cdcd_golden\\.all_types\\..*,cdcd_golden\\.defaults_tbl\\..*' \
+			'datatype.propagate.source.type=.+\\.TIMESTAMP,.+\\.datetime'
+		;;
 	*) die "unknown mariadb variant $1" ;;
 	esac
 }

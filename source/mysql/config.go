@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/source/columns"
 	"github.com/cdcd/cdcd/source/mysql/types"
 	"github.com/cdcd/cdcd/source/props"
 )
@@ -56,6 +57,7 @@ type Config struct {
 	SkipUnparseableDDL bool
 
 	SchemaNames, FieldNames *schema.NameAdjuster
+	Columns                 *columns.Mappers // column.mask.*, column.truncate.*, *.propagate.source.type
 }
 
 // ConfigError is a refused configuration value; it names the key, the value and what to write instead.
@@ -154,6 +156,7 @@ func ParseConfig(name string, flavor types.Flavor, settings map[string]string, l
 	c.SkippedOps = p.SkippedOperations("skipped.operations", "t")
 	c.SchemaNames = p.NameAdjuster("schema.name.adjustment.mode", schema.NewSchemaNameAdjuster)
 	c.FieldNames = p.NameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
+	c.Columns = columns.Parse(p, settings)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}

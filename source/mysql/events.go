@@ -2,10 +2,12 @@ package mysql
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/columns"
 	"github.com/cdcd/cdcd/source/mysql/tables"
 )
 
@@ -15,12 +17,15 @@ type tableSchema struct {
 	id       tables.ID
 	topic    string
 	table    *tables.Table
-	fields   []int // table column index → row field index, -1 for a column left out (column.exclude.list)
+	fields   []int             // table column index → row field index, -1 for a column left out (column.exclude.list)
+	mappers  []*columns.Mapper // table column index → its column.mask/truncate/propagate mapper, nil for none
 	row      *schema.Schema
 	key      *schema.Schema // nil for a table without a primary key: its events have null keys
 	keyCols  []int          // row field indexes of the key columns
 	envelope *schema.Schema
 	headers  []source.Header
+	// keyMapped: a key column's row values are mapped, so rows carry the key's own (columns.NewRow).
+	keyMapped bool
 }
 
 // newTableSchema builds a table's schemas as Debezium's TableSchemaBuilder does: the row (<topic>.Value)
@@ -37,11 +42,13 @@ func (c *Config) newTableSchema(t *tables.Table, src *schema.Schema, headers []s
 		names[i] = adjusted
 	}
 	var fields []schema.Field
+	var unmapped []*schema.Schema // field schemas before the column mappers: the key's
 	fieldOf := map[string]int{}
 	for i := range t.Columns {
 		col := &t.Columns[i]
 		if !c.Filter.IncludeColumn(t.ID.Database, t.ID.Table, col.Name) {
 			ts.fields = append(ts.fields, -1)
+			ts.mappers = append(ts.mappers, nil)
 			continue
 		}
 		s, err := c.Modes.Schema(col)
@@ -52,9 +59,12 @@ func (c *Config) newTableSchema(t *tables.Table, src *schema.Schema, headers []s
 		if err != nil {
 			return nil, fmt.Errorf("column %s of %s.%s: %w", col.Name, t.ID.Database, t.ID.Table, err)
 		}
+		m := c.Columns.For(t.ID.Database+"."+t.ID.Table, columns.FromMySQL(col))
 		fieldOf[col.Name] = len(fields)
 		ts.fields = append(ts.fields, len(fields))
-		fields = append(fields, schema.Field{Name: name, Schema: s})
+		ts.mappers = append(ts.mappers, m)
+		fields = append(fields, schema.Field{Name: name, Schema: m.Schema(s)})
+		unmapped = append(unmapped, s)
 	}
 	ts.row = &schema.Schema{Type: schema.StructT, Optional: true, Name: names[0], Fields: fields}
 	ts.envelope = schema.EnvelopeSchema(names[1], ts.row, src)
@@ -66,7 +76,8 @@ func (c *Config) newTableSchema(t *tables.Table, src *schema.Schema, headers []s
 				return nil, fmt.Errorf("primary key column %q of %s.%s is not among the captured columns (check column.exclude.list)", name, t.ID.Database, t.ID.Table)
 			}
 			ts.keyCols = append(ts.keyCols, i)
-			keyFields = append(keyFields, fields[i])
+			keyFields = append(keyFields, schema.Field{Name: fields[i].Name, Schema: unmapped[i]})
+			ts.keyMapped = ts.keyMapped || ts.mappers[slices.Index(ts.fields, i)].Changes()
 		}
 		ts.key = &schema.Schema{Type: schema.StructT, Name: names[2], Fields: keyFields}
 	}
@@ -79,7 +90,7 @@ func (ts *tableSchema) rowStruct(values []any, convert func(col *tables.Column, 
 		return nil, fmt.Errorf("row of %s.%s has %d values but the table has %d columns: the schema history does not match the binlog (was a DDL missed?)",
 			ts.id.Database, ts.id.Table, len(values), len(ts.table.Columns))
 	}
-	row := schema.NewStruct(ts.row)
+	row := columns.NewRow(ts.row, len(ts.keyCols))
 	for i, v := range values {
 		f := ts.fields[i]
 		if f < 0 {
@@ -90,7 +101,10 @@ func (ts *tableSchema) rowStruct(values []any, convert func(col *tables.Column, 
 		if err != nil {
 			return nil, fmt.Errorf("column %s of %s.%s: %w", col.Name, ts.id.Database, ts.id.Table, err)
 		}
-		row.Values[f] = conv
+		if k := slices.Index(ts.keyCols, f); ts.keyMapped && k >= 0 {
+			columns.SetKeyValue(row, k, conv)
+		}
+		row.Values[f] = ts.mappers[i].Value(conv)
 	}
 	return row, nil
 }
@@ -102,7 +116,11 @@ func (ts *tableSchema) keyOf(row *schema.Struct) *schema.Struct {
 	}
 	key := schema.NewStruct(ts.key)
 	for i, f := range ts.keyCols {
-		key.Values[i] = row.Values[f]
+		if ts.keyMapped {
+			key.Values[i] = columns.KeyValue(row, i)
+		} else {
+			key.Values[i] = row.Values[f]
+		}
 	}
 	return key
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/source/columns"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
 )
 
@@ -49,6 +50,7 @@ type Config struct {
 	SkippedOps         map[byte]bool
 	TombstonesOnDelete bool
 	MessageKeyColumns  map[string][]string // "schema.table" → columns
+	Columns            *columns.Mappers    // column.mask.*, column.truncate.*, *.propagate.source.type
 	Modes              catalog.Modes
 	// SchemaNames adjusts the key, row and envelope schema names (schema.name.adjustment.mode); FieldNames
 	// adjusts the column field names (field.name.adjustment.mode). Both keep names as they are by default.
@@ -137,6 +139,7 @@ func ParseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	c.SkippedOps = p.SkippedOperations("skipped.operations", "t")
 	c.TombstonesOnDelete = p.Boolean("tombstones.on.delete", true)
 	c.MessageKeyColumns = p.KeyColumns("message.key.columns")
+	c.Columns = columns.Parse(p, settings)
 
 	c.Modes = catalog.Modes{
 		Decimal:                catalog.DecimalMode(p.OneOf("decimal.handling.mode", "precise", "precise", "double", "string")),

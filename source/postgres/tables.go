@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pglogrepl"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/columns"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
 )
 
@@ -29,6 +31,7 @@ type table struct {
 	rowSchema        *schema.Schema
 	keySchema        *schema.Schema  // nil: no primary key (and no message.key.columns): null keys
 	keyFields        []int           // row field indexes that form the key
+	keyMapped        bool            // a key column's row values are mapped: rows carry the key's own (columns.NewRow)
 	pkColumns        []int           // tuple column indexes of the primary key (snapshot chunk order)
 	pkTypes          []string        // their SQL type names, quoted
 	headers          []source.Header // Debezium's __debezium.context.* headers, on every record of the table
@@ -37,9 +40,10 @@ type table struct {
 }
 
 type tableColumn struct {
-	name  string
-	field int // index in the row struct; -1 when the column is excluded or its type unsupported
-	conv  catalog.Converter
+	name   string
+	field  int // index in the row struct; -1 when the column is excluded or its type unsupported
+	conv   catalog.Converter
+	mapper *columns.Mapper // column.mask/truncate/propagate options; nil: none
 }
 
 // tableCache maps relation ids to tables. Relation messages arrive before a table's first change on every
@@ -95,13 +99,16 @@ type relColumn struct {
 	name    string
 	typeOID uint32
 	typeMod int32
+	// fromCatalog: the column comes from the catalog (a snapshot) rather than a relation message, and
+	// Debezium describes it to the column mappers from JDBC metadata.
+	fromCatalog bool
 }
 
 // catalogColumns lists a table's live columns as the catalog has them: what a snapshot's SELECT returns.
 func catalogColumns(info *catalog.Table) []relColumn {
 	cols := make([]relColumn, len(info.Columns))
 	for i, col := range info.Columns {
-		cols[i] = relColumn{name: col.Name, typeOID: col.TypeOID, typeMod: col.TypeMod}
+		cols[i] = relColumn{name: col.Name, typeOID: col.TypeOID, typeMod: col.TypeMod, fromCatalog: true}
 	}
 	return cols
 }
@@ -116,7 +123,8 @@ func newTable(cfg *Config, info *catalog.Table, cols []relColumn, headers []sour
 		byName[col.Name] = col
 	}
 	var fields []schema.Field
-	fieldOf := map[string]int{} // column name → row field index
+	var unmapped []*schema.Schema // field schemas before the column mappers: the key's
+	fieldOf := map[string]int{}   // column name → row field index
 	for _, rc := range cols {
 		tc := tableColumn{name: rc.name, field: -1}
 		col, ok := byName[rc.name]
@@ -134,8 +142,14 @@ func newTable(cfg *Config, info *catalog.Table, cols []relColumn, headers []sour
 					return nil, fmt.Errorf("column %s of %s.%s: %w", rc.name, info.Schema, info.Name, err)
 				}
 				tc.field, tc.conv = len(fields), conv
+				describe := columns.FromPostgres
+				if rc.fromCatalog {
+					describe = columns.FromPostgresMetadata
+				}
+				tc.mapper = cfg.Columns.For(info.Schema+"."+info.Name, describe(col))
 				fieldOf[rc.name] = tc.field
-				fields = append(fields, schema.Field{Name: fieldName, Schema: conv.Schema()})
+				fields = append(fields, schema.Field{Name: fieldName, Schema: tc.mapper.Schema(conv.Schema())})
+				unmapped = append(unmapped, conv.Schema())
 			}
 		}
 		t.cols = append(t.cols, tc)
@@ -167,7 +181,8 @@ func newTable(cfg *Config, info *catalog.Table, cols []relColumn, headers []sour
 				return nil, fmt.Errorf("key column %q of %s.%s is not among the captured columns (check message.key.columns and column.exclude.list)", name, info.Schema, info.Name)
 			}
 			t.keyFields = append(t.keyFields, i)
-			keyFields = append(keyFields, fields[i])
+			keyFields = append(keyFields, schema.Field{Name: fields[i].Name, Schema: unmapped[i]})
+			t.keyMapped = t.keyMapped || t.cols[slices.IndexFunc(t.cols, func(tc tableColumn) bool { return tc.field == i })].mapper.Changes()
 		}
 		t.keySchema = &schema.Schema{Type: schema.StructT, Name: keyName, Fields: keyFields}
 	}
@@ -192,13 +207,14 @@ func (t *table) row(tuple *pglogrepl.TupleData, old *schema.Struct) (*schema.Str
 	if len(tuple.Columns) != len(t.cols) {
 		return nil, fmt.Errorf("tuple has %d columns, relation has %d", len(tuple.Columns), len(t.cols))
 	}
-	row := schema.NewStruct(t.rowSchema)
+	row := columns.NewRow(t.rowSchema, len(t.keyFields))
 	for i, tc := range t.cols {
 		if tc.field < 0 {
 			continue
 		}
 		col := tuple.Columns[i]
 		var v any
+		mapped := false // a value taken from old is mapped already
 		switch col.DataType {
 		case pglogrepl.TupleDataTypeText:
 			var err error
@@ -213,7 +229,7 @@ func (t *table) row(tuple *pglogrepl.TupleData, old *schema.Struct) (*schema.Str
 			}
 		case pglogrepl.TupleDataTypeToast:
 			if old != nil && old.Values[tc.field] != nil {
-				v = old.Values[tc.field]
+				v, mapped = old.Values[tc.field], true
 			} else {
 				v = tc.conv.Unavailable()
 			}
@@ -222,6 +238,18 @@ func (t *table) row(tuple *pglogrepl.TupleData, old *schema.Struct) (*schema.Str
 		}
 		if v == nil && !t.rowSchema.Fields[tc.field].Schema.Optional {
 			v = tc.conv.Fallback()
+		}
+		if t.keyMapped {
+			if k := slices.Index(t.keyFields, tc.field); k >= 0 {
+				raw := v
+				if mapped {
+					raw = columns.KeyValue(old, k)
+				}
+				columns.SetKeyValue(row, k, raw)
+			}
+		}
+		if !mapped {
+			v = tc.mapper.Value(v)
 		}
 		row.Values[tc.field] = v
 	}
@@ -235,7 +263,11 @@ func (t *table) key(row *schema.Struct) *schema.Struct {
 	}
 	k := schema.NewStruct(t.keySchema)
 	for i, f := range t.keyFields {
-		k.Values[i] = row.Values[f]
+		if t.keyMapped {
+			k.Values[i] = columns.KeyValue(row, i)
+		} else {
+			k.Values[i] = row.Values[f]
+		}
 	}
 	return k
 }
