@@ -83,7 +83,7 @@ func TestMariaDBTypesTheTiDBParserDoesNotKnow(t *testing.T) {
 	if want := []string{"INT", "UUID", "INET4", "INET6", "POINT"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("types %v, want %v", names, want)
 	}
-	if table.Columns[3].Optional || table.Columns[1].JDBCType != jdbcOther || table.DefaultCharset != "latin2" {
+	if table.Columns[3].Optional || table.Columns[1].JDBCType != tables.JDBCOther || table.DefaultCharset != "latin2" {
 		t.Errorf("columns %+v charset %q", table.Columns, table.DefaultCharset)
 	}
 	// The statement is recorded as written, not as rewritten for the parser.

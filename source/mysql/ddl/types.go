@@ -1,40 +1,9 @@
 package ddl
 
 import (
+	"github.com/cdcd/cdcd/source/mysql/tables"
 	"strconv"
 	"strings"
-)
-
-// java.sql.Types codes, as Debezium writes them in jdbcType.
-const (
-	jdbcBit         = -7
-	jdbcSmallint    = 5
-	jdbcInteger     = 4
-	jdbcBigint      = -5
-	jdbcFloat       = 6
-	jdbcReal        = 7
-	jdbcDouble      = 8
-	jdbcNumeric     = 2
-	jdbcDecimal     = 3
-	jdbcChar        = 1
-	jdbcVarchar     = 12
-	jdbcLongVarchar = -1
-	jdbcDate        = 91
-	jdbcTime        = 92
-	jdbcTimestamp   = 93
-	jdbcTimestampTZ = 2014
-	jdbcBinary      = -2
-	jdbcVarbinary   = -3
-	jdbcBlob        = 2004
-	jdbcClob        = 2005
-	jdbcBoolean     = 16
-	jdbcNChar       = -15
-	jdbcNVarchar    = -9
-	jdbcLongNVarch  = -16
-	jdbcNClob       = 2011
-	jdbcDatalink    = 70
-	jdbcSQLXML      = 2009
-	jdbcOther       = 1111
 )
 
 // typeKind is the grammar rule a type belongs to in Debezium's MariaDB grammar: it decides which of a
@@ -67,86 +36,86 @@ var (
 
 // dataTypes is keyed by the type's leading words as Debezium's tokens match them, upper case.
 var dataTypes = map[string]typeEntry{
-	"TINYINT":   {jdbcSmallint, kindDimension, integerSuffixes, -1, -1},
-	"INT1":      {jdbcSmallint, kindDimension, integerSuffixes, -1, -1},
-	"SMALLINT":  {jdbcSmallint, kindDimension, integerSuffixes, -1, -1},
-	"INT2":      {jdbcSmallint, kindDimension, integerSuffixes, -1, -1},
-	"MEDIUMINT": {jdbcInteger, kindDimension, integerSuffixes, -1, -1},
-	"INT3":      {jdbcInteger, kindDimension, integerSuffixes, -1, -1},
-	"MIDDLEINT": {jdbcInteger, kindDimension, integerSuffixes, -1, -1},
-	"INT":       {jdbcInteger, kindDimension, integerSuffixes, -1, -1},
-	"INTEGER":   {jdbcInteger, kindDimension, integerSuffixes, -1, -1},
-	"INT4":      {jdbcInteger, kindDimension, integerSuffixes, -1, -1},
-	"BIGINT":    {jdbcBigint, kindDimension, integerSuffixes, -1, -1},
-	"INT8":      {jdbcBigint, kindDimension, integerSuffixes, -1, -1},
-	"REAL":      {jdbcReal, kindDimension, integerSuffixes, -1, -1},
-	"DOUBLE":    {jdbcDouble, kindDimension, doubleSuffixes, -1, -1},
-	"FLOAT8":    {jdbcDouble, kindDimension, doubleSuffixes, -1, -1},
-	"FLOAT":     {jdbcFloat, kindDimension, integerSuffixes, -1, -1},
-	"FLOAT4":    {jdbcFloat, kindDimension, integerSuffixes, -1, -1},
-	"DECIMAL":   {jdbcDecimal, kindDimension, integerSuffixes, 10, 0},
-	"DEC":       {jdbcDecimal, kindDimension, integerSuffixes, 10, 0},
-	"FIXED":     {jdbcDecimal, kindDimension, integerSuffixes, 10, 0},
-	"NUMERIC":   {jdbcNumeric, kindDimension, integerSuffixes, 10, 0},
-	"BIT":       {jdbcBit, kindDimension, nil, 1, -1},
-	"VECTOR":    {jdbcOther, kindDimension, nil, 2048, -1},
-	"TIME":      {jdbcTime, kindDimension, nil, -1, -1},
-	"TIMESTAMP": {jdbcTimestampTZ, kindDimension, nil, -1, -1},
-	"DATETIME":  {jdbcTimestamp, kindDimension, nil, -1, -1},
-	"BINARY":    {jdbcBinary, kindDimension, nil, -1, -1},
-	"VARBINARY": {jdbcVarbinary, kindDimension, nil, -1, -1},
-	"BLOB":      {jdbcBlob, kindDimension, nil, -1, -1},
-	"YEAR":      {jdbcInteger, kindDimension, nil, -1, -1},
+	"TINYINT":   {tables.JDBCSmallint, kindDimension, integerSuffixes, -1, -1},
+	"INT1":      {tables.JDBCSmallint, kindDimension, integerSuffixes, -1, -1},
+	"SMALLINT":  {tables.JDBCSmallint, kindDimension, integerSuffixes, -1, -1},
+	"INT2":      {tables.JDBCSmallint, kindDimension, integerSuffixes, -1, -1},
+	"MEDIUMINT": {tables.JDBCInteger, kindDimension, integerSuffixes, -1, -1},
+	"INT3":      {tables.JDBCInteger, kindDimension, integerSuffixes, -1, -1},
+	"MIDDLEINT": {tables.JDBCInteger, kindDimension, integerSuffixes, -1, -1},
+	"INT":       {tables.JDBCInteger, kindDimension, integerSuffixes, -1, -1},
+	"INTEGER":   {tables.JDBCInteger, kindDimension, integerSuffixes, -1, -1},
+	"INT4":      {tables.JDBCInteger, kindDimension, integerSuffixes, -1, -1},
+	"BIGINT":    {tables.JDBCBigint, kindDimension, integerSuffixes, -1, -1},
+	"INT8":      {tables.JDBCBigint, kindDimension, integerSuffixes, -1, -1},
+	"REAL":      {tables.JDBCReal, kindDimension, integerSuffixes, -1, -1},
+	"DOUBLE":    {tables.JDBCDouble, kindDimension, doubleSuffixes, -1, -1},
+	"FLOAT8":    {tables.JDBCDouble, kindDimension, doubleSuffixes, -1, -1},
+	"FLOAT":     {tables.JDBCFloat, kindDimension, integerSuffixes, -1, -1},
+	"FLOAT4":    {tables.JDBCFloat, kindDimension, integerSuffixes, -1, -1},
+	"DECIMAL":   {tables.JDBCDecimal, kindDimension, integerSuffixes, 10, 0},
+	"DEC":       {tables.JDBCDecimal, kindDimension, integerSuffixes, 10, 0},
+	"FIXED":     {tables.JDBCDecimal, kindDimension, integerSuffixes, 10, 0},
+	"NUMERIC":   {tables.JDBCNumeric, kindDimension, integerSuffixes, 10, 0},
+	"BIT":       {tables.JDBCBit, kindDimension, nil, 1, -1},
+	"VECTOR":    {tables.JDBCOther, kindDimension, nil, 2048, -1},
+	"TIME":      {tables.JDBCTime, kindDimension, nil, -1, -1},
+	"TIMESTAMP": {tables.JDBCTimestampTZ, kindDimension, nil, -1, -1},
+	"DATETIME":  {tables.JDBCTimestamp, kindDimension, nil, -1, -1},
+	"BINARY":    {tables.JDBCBinary, kindDimension, nil, -1, -1},
+	"VARBINARY": {tables.JDBCVarbinary, kindDimension, nil, -1, -1},
+	"BLOB":      {tables.JDBCBlob, kindDimension, nil, -1, -1},
+	"YEAR":      {tables.JDBCInteger, kindDimension, nil, -1, -1},
 
-	"DATE":       {jdbcDate, kindSimple, nil, -1, -1},
-	"TINYBLOB":   {jdbcBlob, kindSimple, nil, -1, -1},
-	"MEDIUMBLOB": {jdbcBlob, kindSimple, nil, -1, -1},
-	"LONGBLOB":   {jdbcBlob, kindSimple, nil, -1, -1},
-	"BOOL":       {jdbcBoolean, kindSimple, nil, -1, -1},
-	"BOOLEAN":    {jdbcBoolean, kindSimple, nil, -1, -1},
-	"SERIAL":     {jdbcBigint, kindSimple, nil, -1, -1},
+	"DATE":       {tables.JDBCDate, kindSimple, nil, -1, -1},
+	"TINYBLOB":   {tables.JDBCBlob, kindSimple, nil, -1, -1},
+	"MEDIUMBLOB": {tables.JDBCBlob, kindSimple, nil, -1, -1},
+	"LONGBLOB":   {tables.JDBCBlob, kindSimple, nil, -1, -1},
+	"BOOL":       {tables.JDBCBoolean, kindSimple, nil, -1, -1},
+	"BOOLEAN":    {tables.JDBCBoolean, kindSimple, nil, -1, -1},
+	"SERIAL":     {tables.JDBCBigint, kindSimple, nil, -1, -1},
 
-	"CHAR":              {jdbcChar, kindString, binarySuffix, -1, -1},
-	"CHAR VARYING":      {jdbcVarchar, kindString, nil, -1, -1},
-	"VARCHAR":           {jdbcVarchar, kindString, binarySuffix, -1, -1},
-	"TINYTEXT":          {jdbcVarchar, kindString, binarySuffix, -1, -1},
-	"TEXT":              {jdbcVarchar, kindString, binarySuffix, -1, -1},
-	"MEDIUMTEXT":        {jdbcVarchar, kindString, binarySuffix, -1, -1},
-	"LONGTEXT":          {jdbcVarchar, kindString, binarySuffix, -1, -1},
-	"LONG":              {jdbcVarchar, kindString, nil, -1, -1},
-	"NCHAR":             {jdbcNChar, kindString, binarySuffix, -1, -1},
-	"NCHAR VARYING":     {jdbcNVarchar, kindString, nil, -1, -1},
-	"NVARCHAR":          {jdbcNVarchar, kindString, binarySuffix, -1, -1},
-	"CHARACTER":         {jdbcChar, kindString, nil, -1, -1},
-	"CHARACTER VARYING": {jdbcVarchar, kindString, nil, -1, -1},
+	"CHAR":              {tables.JDBCChar, kindString, binarySuffix, -1, -1},
+	"CHAR VARYING":      {tables.JDBCVarchar, kindString, nil, -1, -1},
+	"VARCHAR":           {tables.JDBCVarchar, kindString, binarySuffix, -1, -1},
+	"TINYTEXT":          {tables.JDBCVarchar, kindString, binarySuffix, -1, -1},
+	"TEXT":              {tables.JDBCVarchar, kindString, binarySuffix, -1, -1},
+	"MEDIUMTEXT":        {tables.JDBCVarchar, kindString, binarySuffix, -1, -1},
+	"LONGTEXT":          {tables.JDBCVarchar, kindString, binarySuffix, -1, -1},
+	"LONG":              {tables.JDBCVarchar, kindString, nil, -1, -1},
+	"NCHAR":             {tables.JDBCNChar, kindString, binarySuffix, -1, -1},
+	"NCHAR VARYING":     {tables.JDBCNVarchar, kindString, nil, -1, -1},
+	"NVARCHAR":          {tables.JDBCNVarchar, kindString, binarySuffix, -1, -1},
+	"CHARACTER":         {tables.JDBCChar, kindString, nil, -1, -1},
+	"CHARACTER VARYING": {tables.JDBCVarchar, kindString, nil, -1, -1},
 
-	"NATIONAL VARCHAR":           {jdbcNVarchar, kindNational, binarySuffix, -1, -1},
-	"NATIONAL CHARACTER":         {jdbcNChar, kindNational, binarySuffix, -1, -1},
-	"NATIONAL CHAR":              {jdbcNChar, kindNational, binarySuffix, -1, -1},
-	"NCHAR VARCHAR":              {jdbcNVarchar, kindNational, binarySuffix, -1, -1},
-	"NATIONAL CHAR VARYING":      {jdbcNVarchar, kindNational, nil, -1, -1},
-	"NATIONAL CHARACTER VARYING": {jdbcNVarchar, kindNational, nil, -1, -1},
+	"NATIONAL VARCHAR":           {tables.JDBCNVarchar, kindNational, binarySuffix, -1, -1},
+	"NATIONAL CHARACTER":         {tables.JDBCNChar, kindNational, binarySuffix, -1, -1},
+	"NATIONAL CHAR":              {tables.JDBCNChar, kindNational, binarySuffix, -1, -1},
+	"NCHAR VARCHAR":              {tables.JDBCNVarchar, kindNational, binarySuffix, -1, -1},
+	"NATIONAL CHAR VARYING":      {tables.JDBCNVarchar, kindNational, nil, -1, -1},
+	"NATIONAL CHARACTER VARYING": {tables.JDBCNVarchar, kindNational, nil, -1, -1},
 
-	"ENUM": {jdbcChar, kindCollection, binarySuffix, -1, -1},
-	"SET":  {jdbcChar, kindCollection, binarySuffix, -1, -1},
+	"ENUM": {tables.JDBCChar, kindCollection, binarySuffix, -1, -1},
+	"SET":  {tables.JDBCChar, kindCollection, binarySuffix, -1, -1},
 
-	"GEOMETRYCOLLECTION": {jdbcOther, kindSimple, nil, -1, -1},
-	"GEOMCOLLECTION":     {jdbcOther, kindSimple, nil, -1, -1},
-	"LINESTRING":         {jdbcOther, kindSimple, nil, -1, -1},
-	"MULTILINESTRING":    {jdbcOther, kindSimple, nil, -1, -1},
-	"MULTIPOINT":         {jdbcOther, kindSimple, nil, -1, -1},
-	"MULTIPOLYGON":       {jdbcOther, kindSimple, nil, -1, -1},
-	"POINT":              {jdbcOther, kindSimple, nil, -1, -1},
-	"POLYGON":            {jdbcOther, kindSimple, nil, -1, -1},
-	"JSON":               {jdbcOther, kindSimple, nil, -1, -1},
-	"GEOMETRY":           {jdbcOther, kindSimple, nil, -1, -1},
+	"GEOMETRYCOLLECTION": {tables.JDBCOther, kindSimple, nil, -1, -1},
+	"GEOMCOLLECTION":     {tables.JDBCOther, kindSimple, nil, -1, -1},
+	"LINESTRING":         {tables.JDBCOther, kindSimple, nil, -1, -1},
+	"MULTILINESTRING":    {tables.JDBCOther, kindSimple, nil, -1, -1},
+	"MULTIPOINT":         {tables.JDBCOther, kindSimple, nil, -1, -1},
+	"MULTIPOLYGON":       {tables.JDBCOther, kindSimple, nil, -1, -1},
+	"POINT":              {tables.JDBCOther, kindSimple, nil, -1, -1},
+	"POLYGON":            {tables.JDBCOther, kindSimple, nil, -1, -1},
+	"JSON":               {tables.JDBCOther, kindSimple, nil, -1, -1},
+	"GEOMETRY":           {tables.JDBCOther, kindSimple, nil, -1, -1},
 
-	"LONG VARBINARY": {jdbcBlob, kindSimple, nil, -1, -1},
-	"LONG VARCHAR":   {jdbcVarchar, kindLongVarchar, nil, -1, -1},
-	"UUID":           {jdbcOther, kindSimple, nil, -1, -1},
+	"LONG VARBINARY": {tables.JDBCBlob, kindSimple, nil, -1, -1},
+	"LONG VARCHAR":   {tables.JDBCVarchar, kindLongVarchar, nil, -1, -1},
+	"UUID":           {tables.JDBCOther, kindSimple, nil, -1, -1},
 	// Debezium's grammar has no INET4/INET6 (a table with one stops its connector); cdcd reads them like UUID.
-	"INET4": {jdbcOther, kindSimple, nil, -1, -1},
-	"INET6": {jdbcOther, kindSimple, nil, -1, -1},
+	"INET4": {tables.JDBCOther, kindSimple, nil, -1, -1},
+	"INET6": {tables.JDBCOther, kindSimple, nil, -1, -1},
 }
 
 // dataType is what Debezium's ColumnDefinitionParserListener takes from a column's type.
@@ -303,9 +272,9 @@ func finishDataType(spelled []string, entry typeEntry, dims, members []string, p
 	if !dt.hasScale && entry.defaultScale >= 0 {
 		dt.scale, dt.hasScale = entry.defaultScale, true
 	}
-	if dt.jdbc == jdbcNChar || dt.jdbc == jdbcNVarchar {
+	if dt.jdbc == tables.JDBCNChar || dt.jdbc == tables.JDBCNVarchar {
 		dt.charset = "utf8" // Debezium: national character columns always use utf8
-		if dt.jdbc == jdbcNChar && !dt.hasLength {
+		if dt.jdbc == tables.JDBCNChar && !dt.hasLength {
 			dt.length, dt.hasLength = 1, true
 		}
 	}
@@ -334,8 +303,8 @@ func charsetOfCollation(collation string) string {
 // usesCharset is Debezium's Column.typeUsesCharset: the column inherits the table's character set.
 func usesCharset(jdbc int) bool {
 	switch jdbc {
-	case jdbcChar, jdbcVarchar, jdbcLongVarchar, jdbcClob, jdbcNChar, jdbcNVarchar, jdbcLongNVarch, jdbcNClob,
-		jdbcDatalink, jdbcSQLXML:
+	case tables.JDBCChar, tables.JDBCVarchar, tables.JDBCLongVarchar, tables.JDBCClob, tables.JDBCNChar, tables.JDBCNVarchar, tables.JDBCLongNVarch, tables.JDBCNClob,
+		tables.JDBCDatalink, tables.JDBCSQLXML:
 		return true
 	}
 	return false

@@ -10,14 +10,14 @@ import (
 
 // fuzzColumns has a column of every kind, nullable and not, with defaults where the kind takes one.
 var fuzzColumns = []*tables.Column{
-	col("TINYINT UNSIGNED", jdbcSmallint), col("INT", jdbcInteger, notNull), col("BIGINT UNSIGNED", jdbcBigint),
-	col("BIT", jdbcBit, withLength(1)), col("BIT", jdbcBit, withLength(12), notNull),
-	col("FLOAT", jdbcFloat), col("DOUBLE", jdbcDouble, notNull),
-	col("DECIMAL", jdbcDecimal, withLength(6), func(c *tables.Column) { c.Scale, c.HasScale = 2, true }),
-	col("VARCHAR", jdbcVarchar, withCharset("latin1")), col("BINARY", jdbcBinary, withLength(4)),
-	col("JSON", jdbcVarchar), col("ENUM", jdbcChar, withEnum("'a'"), notNull), col("SET", jdbcChar, withEnum("'a'", "'b'")),
-	col("YEAR", jdbcInteger), col("DATE", jdbcDate, notNull), col("TIME", jdbcTime, withLength(6)),
-	col("DATETIME", jdbcTimestamp, withLength(3), notNull), col("TIMESTAMP", jdbcTimestampWithTimezone, notNull, withDefault("0")),
+	col("TINYINT UNSIGNED", tables.JDBCSmallint), col("INT", tables.JDBCInteger, notNull), col("BIGINT UNSIGNED", tables.JDBCBigint),
+	col("BIT", tables.JDBCBit, withLength(1)), col("BIT", tables.JDBCBit, withLength(12), notNull),
+	col("FLOAT", tables.JDBCFloat), col("DOUBLE", tables.JDBCDouble, notNull),
+	col("DECIMAL", tables.JDBCDecimal, withLength(6), func(c *tables.Column) { c.Scale, c.HasScale = 2, true }),
+	col("VARCHAR", tables.JDBCVarchar, withCharset("latin1")), col("BINARY", tables.JDBCBinary, withLength(4)),
+	col("JSON", tables.JDBCVarchar), col("ENUM", tables.JDBCChar, withEnum("'a'"), notNull), col("SET", tables.JDBCChar, withEnum("'a'", "'b'")),
+	col("YEAR", tables.JDBCInteger), col("DATE", tables.JDBCDate, notNull), col("TIME", tables.JDBCTime, withLength(6)),
+	col("DATETIME", tables.JDBCTimestamp, withLength(3), notNull), col("TIMESTAMP", tables.JDBCTimestampWithTimezone, notNull, withDefault("0")),
 	col("POINT", 1111, notNull), col("GEOMETRY", 1111), col("UUID", 1111),
 }
 

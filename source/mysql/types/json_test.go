@@ -1,6 +1,10 @@
 package types
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/cdcd/cdcd/source/mysql/tables"
+)
 
 // go-mysql's MySQL-text rendering of binary JSON in, Debezium's JsonStringFormatter text out.
 func TestDebeziumJSON(t *testing.T) {
@@ -22,7 +26,7 @@ func TestDebeziumJSON(t *testing.T) {
 
 func TestMySQLJSONFromBinlogIsRewritten(t *testing.T) {
 	m := withModes(func(m *Modes) { m.Flavor = MySQL })
-	got, err := m.FromBinlog(col("JSON", jdbcVarchar), `{"d":1e-05}`)
+	got, err := m.FromBinlog(col("JSON", tables.JDBCVarchar), `{"d":1e-05}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +34,7 @@ func TestMySQLJSONFromBinlogIsRewritten(t *testing.T) {
 		t.Errorf("got %v, want %s", got, want)
 	}
 	// The snapshot reads MySQL's own text through JDBC, which Debezium passes on unchanged.
-	if got, _ := m.FromSnapshot(col("JSON", jdbcVarchar), text(`{"d": 1e-05}`)); got != `{"d": 1e-05}` {
+	if got, _ := m.FromSnapshot(col("JSON", tables.JDBCVarchar), text(`{"d": 1e-05}`)); got != `{"d": 1e-05}` {
 		t.Errorf("snapshot JSON = %v", got)
 	}
 }

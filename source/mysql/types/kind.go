@@ -46,37 +46,6 @@ const (
 	kindInet
 )
 
-// java.sql.Types codes the column model carries.
-const (
-	jdbcBit                   = -7
-	jdbcTinyint               = -6
-	jdbcSmallint              = 5
-	jdbcInteger               = 4
-	jdbcBigint                = -5
-	jdbcFloat                 = 6
-	jdbcReal                  = 7
-	jdbcDouble                = 8
-	jdbcNumeric               = 2
-	jdbcDecimal               = 3
-	jdbcChar                  = 1
-	jdbcVarchar               = 12
-	jdbcLongVarchar           = -1
-	jdbcNChar                 = -15
-	jdbcNVarchar              = -9
-	jdbcLongNVarchar          = -16
-	jdbcClob                  = 2005
-	jdbcNClob                 = 2011
-	jdbcDate                  = 91
-	jdbcTime                  = 92
-	jdbcTimestamp             = 93
-	jdbcTimestampWithTimezone = 2014
-	jdbcBinary                = -2
-	jdbcVarbinary             = -3
-	jdbcLongVarbinary         = -4
-	jdbcBlob                  = 2004
-	jdbcBoolean               = 16
-)
-
 // typeNameIs is BinlogValueConverters.matches: the upper-case type name equals one of names or starts
 // with one of them followed by "(".
 func typeNameIs(upper string, names ...string) bool {
@@ -170,38 +139,38 @@ func (m Modes) classify(c *tables.Column) (kind, error) {
 		return 0, fmt.Errorf("%w: %s", ErrUnsupportedType, c.TypeName)
 	}
 	switch c.JDBCType {
-	case jdbcBit:
+	case tables.JDBCBit:
 		if c.HasLength && c.Length > 1 {
 			return kindBits, nil
 		}
 		return kindBit, nil
-	case jdbcBoolean:
+	case tables.JDBCBoolean:
 		return kindBool, nil
-	case jdbcBlob, jdbcBinary, jdbcVarbinary, jdbcLongVarbinary:
+	case tables.JDBCBlob, tables.JDBCBinary, tables.JDBCVarbinary, tables.JDBCLongVarbinary:
 		return kindBinary, nil
-	case jdbcTinyint:
+	case tables.JDBCTinyint:
 		return kindInt8, nil
-	case jdbcSmallint:
+	case tables.JDBCSmallint:
 		return kindInt16, nil
-	case jdbcInteger:
+	case tables.JDBCInteger:
 		return kindInt32, nil
-	case jdbcBigint:
+	case tables.JDBCBigint:
 		return kindInt64, nil
-	case jdbcReal:
+	case tables.JDBCReal:
 		return kindFloat32, nil
-	case jdbcFloat, jdbcDouble:
+	case tables.JDBCFloat, tables.JDBCDouble:
 		return kindFloat64, nil
-	case jdbcNumeric, jdbcDecimal:
+	case tables.JDBCNumeric, tables.JDBCDecimal:
 		return kindDecimal, nil
-	case jdbcChar, jdbcVarchar, jdbcLongVarchar, jdbcNChar, jdbcNVarchar, jdbcLongNVarchar, jdbcClob, jdbcNClob:
+	case tables.JDBCChar, tables.JDBCVarchar, tables.JDBCLongVarchar, tables.JDBCNChar, tables.JDBCNVarchar, tables.JDBCLongNVarchar, tables.JDBCClob, tables.JDBCNClob:
 		return kindString, nil
-	case jdbcDate:
+	case tables.JDBCDate:
 		return kindDate, nil
-	case jdbcTime:
+	case tables.JDBCTime:
 		return kindTime, nil
-	case jdbcTimestamp:
+	case tables.JDBCTimestamp:
 		return kindDatetime, nil
-	case jdbcTimestampWithTimezone:
+	case tables.JDBCTimestampWithTimezone:
 		return kindTimestamp, nil
 	}
 	return 0, fmt.Errorf("%w: %s (JDBC type %d)", ErrUnsupportedType, c.TypeName, c.JDBCType)

@@ -47,7 +47,7 @@ func TestSchemasMatchGoldens(t *testing.T) {
 }
 
 func TestSchemaRefusesUnmappedModesAndTypes(t *testing.T) {
-	col := &tables.Column{Name: "c", JDBCType: jdbcInteger, TypeName: "INT", Optional: true}
+	col := &tables.Column{Name: "c", JDBCType: tables.JDBCInteger, TypeName: "INT", Optional: true}
 	if _, err := withModes(func(m *Modes) { m.Time = "adaptive" }).Schema(col); !errors.Is(err, ErrMode) {
 		t.Errorf("adaptive time mode: err = %v, want ErrMode", err)
 	}

@@ -123,7 +123,7 @@ func plainDecimal(d schema.Decimal) string {
 // binaryValue is convertBinary: BINARY(n) values right-padded with zero bytes to n (DBZ-254), then
 // written per binary.handling.mode.
 func (m Modes) binaryValue(c *tables.Column, b []byte, pad bool) any {
-	if pad && c.JDBCType == jdbcBinary && len(b) < c.Length {
+	if pad && c.JDBCType == tables.JDBCBinary && len(b) < c.Length {
 		b = append(b, make([]byte, c.Length-len(b))...)
 	}
 	switch m.Binary {
