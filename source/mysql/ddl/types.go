@@ -60,7 +60,7 @@ var dataTypes = map[string]typeEntry{
 	"BIT":       {tables.JDBCBit, kindDimension, nil, 1, -1},
 	"VECTOR":    {tables.JDBCOther, kindDimension, nil, 2048, -1},
 	"TIME":      {tables.JDBCTime, kindDimension, nil, -1, -1},
-	"TIMESTAMP": {tables.JDBCTimestampTZ, kindDimension, nil, -1, -1},
+	"TIMESTAMP": {tables.JDBCTimestampWithTimezone, kindDimension, nil, -1, -1},
 	"DATETIME":  {tables.JDBCTimestamp, kindDimension, nil, -1, -1},
 	"BINARY":    {tables.JDBCBinary, kindDimension, nil, -1, -1},
 	"VARBINARY": {tables.JDBCVarbinary, kindDimension, nil, -1, -1},

@@ -29,7 +29,6 @@ const (
 	JDBCSmallint              = 5
 	JDBCTime                  = 92
 	JDBCTimestamp             = 93
-	JDBCTimestampTZ           = 2014
 	JDBCTimestampWithTimezone = 2014
 	JDBCTinyint               = -6
 	JDBCVarbinary             = -3
