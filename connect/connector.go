@@ -56,11 +56,15 @@ type task struct {
 
 func (c *task) setState(s State, err error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.state = s
 	c.trace = ""
 	if err != nil {
 		c.trace = err.Error()
+	}
+	c.mu.Unlock()
+	if c.w.onTaskState != nil {
+		state, trace := c.Status()
+		c.w.onTaskState(c.name, state, trace)
 	}
 }
 
@@ -127,6 +131,10 @@ func (c *task) attempt(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Another worker may have run this connector until a moment ago: read what it recorded.
+	if err := c.w.offsets.ReadToEnd(ctx); err != nil {
+		return err
+	}
 	var stored map[string]any
 	if raw, ok := c.w.offsets.Get(key); ok {
 		m, err := offsets.DecodeValue(raw)
@@ -164,20 +172,20 @@ func (c *task) attempt(ctx context.Context) error {
 		Errors:        errorHandling,
 		Encoder:       c.w.encoder,
 		Sender:        sender,
-		Offsets:       fileOffsetWriter{store: c.w.offsets, key: key},
+		Offsets:       storeOffsetWriter{store: c.w.offsets, key: key},
 		FlushInterval: c.w.flushInterval,
 		Log:           c.log,
 	}
 	return p.Run(ctx)
 }
 
-// fileOffsetWriter stores one connector partition's offset in the standalone offsets file.
-type fileOffsetWriter struct {
-	store *offsets.FileStore
+// storeOffsetWriter stores one connector partition's offset in the worker's offset store.
+type storeOffsetWriter struct {
+	store offsetStore
 	key   []byte
 }
 
-func (f fileOffsetWriter) WriteOffset(offset []source.OffsetField) error {
+func (f storeOffsetWriter) WriteOffset(offset []source.OffsetField) error {
 	fields := make(offsets.Fields, len(offset))
 	for i, o := range offset {
 		fields[i] = offsets.Field{Name: o.Name, Value: o.Value}
@@ -186,7 +194,7 @@ func (f fileOffsetWriter) WriteOffset(offset []source.OffsetField) error {
 	if err != nil {
 		return err
 	}
-	return f.store.Put([]offsets.Entry{{Key: f.key, Value: value}})
+	return f.store.Put(context.Background(), []offsets.Entry{{Key: f.key, Value: value}})
 }
 
 // gate holds a paused task's reader back: while closed, no batch moves on, so the reader blocks on its

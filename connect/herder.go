@@ -27,12 +27,16 @@ const (
 	AlreadyExists                  // AlreadyExistsException: 409
 	BadRequest                     // BadRequestException: 400
 	ServerError                    // any other exception: 500
+	Conflict                       // a ConnectRestException with 409 (e.g. a rebalance is needed first)
+	NotLeader                      // RequestTargetException: another worker serves it; the REST layer forwards
 )
 
 // RequestError is a refused herder request; Message is Connect's text for it.
 type RequestError struct {
 	Kind    ErrorKind
 	Message string
+	// Forward is the base URL of the worker that serves a NotLeader request ("" when no leader is known).
+	Forward string
 }
 
 func (e *RequestError) Error() string { return e.Message }
@@ -288,15 +292,20 @@ func (w *Worker) PatchConnectorConfig(name string, patch map[string]*string) (Co
 	if err != nil {
 		return ConnectorInfo{}, err
 	}
+	_, info, err := w.putConnector(name, applyPatch(current, patch), true, TargetStarted)
+	return info, err
+}
+
+// applyPatch changes config in place by a KIP-477 patch (a nil value removes its key) and returns it.
+func applyPatch(config map[string]string, patch map[string]*string) map[string]string {
 	for k, v := range patch {
 		if v == nil {
-			delete(current, k)
+			delete(config, k)
 		} else {
-			current[k] = *v
+			config[k] = *v
 		}
 	}
-	_, info, err := w.putConnector(name, current, true, TargetStarted)
-	return info, err
+	return config
 }
 
 // checkConnectorConfig refuses what Connect refuses before storing a config: no or an unknown connector
@@ -412,6 +421,11 @@ func (w *Worker) RestartTask(name string, id int) error {
 	return nil
 }
 
+// PutTaskConfigs is Connect's internal POST /connectors/{name}/tasks, which standalone mode refuses.
+func (w *Worker) PutTaskConfigs(string, []map[string]string) error {
+	return &RequestError{Kind: ServerError, Message: "Kafka Connect in standalone mode does not support externally setting task configurations."}
+}
+
 // DeleteConnector stops a connector and forgets it; its offsets stay in the offsets file, as in Connect.
 func (w *Worker) DeleteConnector(ctx context.Context, name string) error {
 	w.opMu.Lock()
@@ -438,6 +452,11 @@ func (w *Worker) ConnectorOffsets(name string) (ConnectorOffsets, error) {
 	if _, ok := w.lookup(name); !ok {
 		return ConnectorOffsets{}, connectorNotFound(name)
 	}
+	return w.storedOffsets(name), nil
+}
+
+// storedOffsets lists the connector's partitions and offsets in the offset store.
+func (w *Worker) storedOffsets(name string) ConnectorOffsets {
 	out := ConnectorOffsets{Offsets: []ConnectorOffset{}}
 	for _, e := range w.offsets.Entries() {
 		partition, ok := partitionOf(e.Key, name)
@@ -446,7 +465,7 @@ func (w *Worker) ConnectorOffsets(name string) (ConnectorOffsets, error) {
 		}
 		out.Offsets = append(out.Offsets, ConnectorOffset{Partition: partition, Offset: e.Value})
 	}
-	return out, nil
+	return out
 }
 
 // partitionOf returns the partition JSON of an offset key if the key belongs to connector name.
@@ -478,9 +497,13 @@ func (w *Worker) checkStopped(name string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if c.target != TargetStopped || c.task != nil {
-		return &RequestError{Kind: BadRequest, Message: "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/" + name + "/stop' endpoint"}
+		return notStoppedError(name)
 	}
 	return nil
+}
+
+func notStoppedError(name string) error {
+	return &RequestError{Kind: BadRequest, Message: "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/" + name + "/stop' endpoint"}
 }
 
 // AlterConnectorOffsets writes the given offsets (a null offset erases its partition's) for a STOPPED
@@ -491,6 +514,11 @@ func (w *Worker) AlterConnectorOffsets(name string, changes []ConnectorOffset) (
 	if err := w.checkStopped(name); err != nil {
 		return "", err
 	}
+	return w.alterOffsets(name, changes)
+}
+
+// alterOffsets writes offset changes for a connector whose tasks are known to be stopped.
+func (w *Worker) alterOffsets(name string, changes []ConnectorOffset) (string, error) {
 	entries := make([]offsets.Entry, 0, len(changes))
 	for _, ch := range changes {
 		partition, err := primitiveFields(ch.Partition, "Partitions")
@@ -515,7 +543,7 @@ func (w *Worker) AlterConnectorOffsets(name string, changes []ConnectorOffset) (
 		}
 		entries = append(entries, offsets.Entry{Key: key, Value: value})
 	}
-	if err := w.offsets.Put(entries); err != nil {
+	if err := w.offsets.Put(context.Background(), entries); err != nil {
 		return "", &RequestError{Kind: ServerError, Message: err.Error()}
 	}
 	return OffsetsAlteredMessage, nil
@@ -554,13 +582,18 @@ func (w *Worker) ResetConnectorOffsets(name string) (string, error) {
 	if err := w.checkStopped(name); err != nil {
 		return "", err
 	}
+	return w.resetOffsets(name)
+}
+
+// resetOffsets erases every offset of a connector whose tasks are known to be stopped.
+func (w *Worker) resetOffsets(name string) (string, error) {
 	var entries []offsets.Entry
 	for _, e := range w.offsets.Entries() {
 		if _, ok := partitionOf(e.Key, name); ok && e.Value != nil {
 			entries = append(entries, offsets.Entry{Key: e.Key})
 		}
 	}
-	if err := w.offsets.Put(entries); err != nil {
+	if err := w.offsets.Put(context.Background(), entries); err != nil {
 		return "", &RequestError{Kind: ServerError, Message: err.Error()}
 	}
 	return OffsetsResetMessage, nil

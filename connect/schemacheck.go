@@ -42,6 +42,11 @@ func (w *Worker) CheckSchemas(ctx context.Context, name string) (SchemaCheck, er
 	if err != nil {
 		return SchemaCheck{}, err
 	}
+	return w.checkSchemas(ctx, name, info.Config)
+}
+
+// checkSchemas is CheckSchemas for a connector config (unresolved) looked up by the caller.
+func (w *Worker) checkSchemas(ctx context.Context, name string, connectorConfig map[string]string) (SchemaCheck, error) {
 	enc, _ := w.encoder.(recordEncoder)
 	key, keyChecks := enc.key.(schemaChecker)
 	value, valueChecks := enc.value.(schemaChecker)
@@ -49,7 +54,7 @@ func (w *Worker) CheckSchemas(ctx context.Context, name string) (SchemaCheck, er
 		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: fmt.Sprintf(
 			"Connector %s does not use a schema registry: neither key.converter nor value.converter is %s", name, config.AvroConverter)}
 	}
-	resolved, err := w.ResolveConnectorConfig(info.Config)
+	resolved, err := w.ResolveConnectorConfig(connectorConfig)
 	if err != nil {
 		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: err.Error()}
 	}

@@ -22,7 +22,7 @@ import (
 type Worker struct {
 	cfg           *config.Worker
 	log           *slog.Logger
-	offsets       *offsets.FileStore
+	offsets       offsetStore
 	encoder       Encoder
 	flushInterval time.Duration
 
@@ -43,7 +43,31 @@ type Worker struct {
 
 	guardian *slotguard.Guardian
 	ledger   *slotguard.Ledger
+
+	// onTaskState, when set, hears every state a task reports (distributed mode writes it to the status
+	// topic). It is called from the task's goroutine, without the worker's locks held.
+	onTaskState func(connector string, state State, trace string)
 }
+
+// offsetStore is where a worker's offsets live: the offsets file (standalone) or the offset topic
+// (distributed).
+type offsetStore interface {
+	Get(key []byte) (value []byte, ok bool)
+	Entries() []offsets.Entry
+	// Put returns once the entries are durable.
+	Put(ctx context.Context, entries []offsets.Entry) error
+	// ReadToEnd waits until what other workers wrote before the call is visible to Get.
+	ReadToEnd(ctx context.Context) error
+}
+
+// fileOffsets is the standalone offsets file as an offsetStore: this process is its only writer.
+type fileOffsets struct{ *offsets.FileStore }
+
+func (f fileOffsets) Put(_ context.Context, entries []offsets.Entry) error {
+	return f.FileStore.Put(entries)
+}
+
+func (fileOffsets) ReadToEnd(context.Context) error { return nil }
 
 // connector is one configured connector: its config as given, what it was asked to be, and its task
 // (nil while stopped).
@@ -62,7 +86,7 @@ func NewStandalone(props map[string]string, log *slog.Logger) (*Worker, error) {
 		return nil, err
 	}
 	for _, u := range res.Unknown {
-		if !isGuardianKey(u.Name) {
+		if !isCdcdWorkerKey(u.Name) {
 			log.Warn("unknown worker property ignored", "key", u.Name, "did_you_mean", u.Suggestion)
 		}
 	}
@@ -78,21 +102,36 @@ func NewStandalone(props map[string]string, log *slog.Logger) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("offset.storage.file.filename: %w", err)
 	}
+	w, err := newWorker(cfg, fileOffsets{store}, ledger, log)
+	if err != nil {
+		return nil, err
+	}
+	w.guardian = slotguard.New(slotCfg, slotRegistry{w}, ledger, log)
+	return w, nil
+}
+
+// RESTCredentialsFileKey is the worker property naming the credentials file of the REST API's HTTP basic
+// authentication (cdcd's key: Connect reaches the same file through a JAAS config).
+const RESTCredentialsFileKey = "rest.basic.auth.credentials.file"
+
+// isCdcdWorkerKey reports worker keys of cdcd's own, which Connect does not know.
+func isCdcdWorkerKey(key string) bool { return isGuardianKey(key) || key == RESTCredentialsFileKey }
+
+// newWorker builds the part of a worker both modes share: the task runner over an offset store.
+func newWorker(cfg *config.Worker, store offsetStore, ledger *slotguard.Ledger, log *slog.Logger) (*Worker, error) {
 	enc, err := newRecordEncoder(cfg)
 	if err != nil {
 		return nil, err
 	}
 	life, shutdown := context.WithCancel(context.Background())
-	w := &Worker{
+	return &Worker{
 		cfg: cfg, log: log, offsets: store, encoder: enc,
 		flushInterval: cfg.OffsetFlushInterval,
 		life:          life, shutdown: shutdown,
 		connectors: map[string]*connector{},
 		workerID:   "cdcd",
 		ledger:     ledger,
-	}
-	w.guardian = slotguard.New(slotCfg, slotRegistry{w}, ledger, log)
-	return w, nil
+	}, nil
 }
 
 // Config returns the worker's parsed configuration.

@@ -337,6 +337,11 @@ func durableLSN(path string, key []byte) uint64 {
 	if !ok {
 		return 0
 	}
+	return offsetLSN(raw)
+}
+
+// offsetLSN is the resume LSN of a Debezium PostgreSQL offset value; 0 when it has none.
+func offsetLSN(raw []byte) uint64 {
 	fields, err := offsets.DecodeValue(raw)
 	if err != nil {
 		return 0

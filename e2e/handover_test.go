@@ -356,6 +356,13 @@ type connectWorker struct {
 
 func startConnectWorker(t *testing.T, java, lib, workerPath, connPath, logPath string) *connectWorker {
 	t.Helper()
+	return startConnectMain(t, java, lib, logPath, filepath.Dir(workerPath), "org.apache.kafka.connect.cli.ConnectStandalone", workerPath, connPath)
+}
+
+// startConnectMain runs one of Connect's command-line classes (ConnectStandalone, ConnectDistributed)
+// in dir with args, logging to logPath.
+func startConnectMain(t *testing.T, java, lib, logPath, dir, mainClass string, args ...string) *connectWorker {
+	t.Helper()
 	here, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -367,8 +374,9 @@ func startConnectWorker(t *testing.T, java, lib, workerPath, connPath, logPath s
 	defer logFile.Close()
 	cmd := exec.Command(java, "-Xmx512m", "-Duser.timezone=UTC", "-Dfile.encoding=UTF-8",
 		"-Dlog4j2.configurationFile="+filepath.Join(here, "debezium", "log4j2.properties"),
-		"-cp", filepath.Join(lib, "*"), "org.apache.kafka.connect.cli.ConnectStandalone", workerPath, connPath)
-	cmd.Dir = filepath.Dir(workerPath)
+		"-cp", filepath.Join(lib, "*"), mainClass)
+	cmd.Args = append(cmd.Args, args...)
+	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

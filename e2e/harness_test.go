@@ -89,7 +89,12 @@ func (s *syncBuffer) String() string {
 // startCdcd runs cdcd standalone with the given worker and connector files.
 func startCdcd(t testing.TB, workerPath string, connectorPaths ...string) *cdcdProcess {
 	t.Helper()
-	args := append([]string{"standalone", workerPath}, connectorPaths...)
+	return startCdcdProcess(t, append([]string{"standalone", workerPath}, connectorPaths...)...)
+}
+
+// startCdcdProcess runs the cdcd binary with args (a command and its files).
+func startCdcdProcess(t testing.TB, args ...string) *cdcdProcess {
+	t.Helper()
 	cmd := exec.Command(cdcdBinary, args...)
 	p := &cdcdProcess{t: t, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.log, p.log

@@ -59,7 +59,8 @@ func (c restClient) expect(method, path, body string, want int) string {
 	return r.body
 }
 
-// waitTaskState polls the connector's status until its task (or, for STOPPED, the connector) is in state.
+// waitTaskState polls the connector's status until it and its task (for STOPPED, the connector without
+// tasks) are in state.
 func (c restClient) waitTaskState(name, state string) {
 	c.t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
@@ -73,7 +74,7 @@ func (c restClient) waitTaskState(name, state string) {
 		switch {
 		case state == "STOPPED" && st.Connector.State == "STOPPED" && len(st.Tasks) == 0:
 			return
-		case len(st.Tasks) == 1 && st.Tasks[0].State == state:
+		case len(st.Tasks) == 1 && st.Tasks[0].State == state && st.Connector.State == state:
 			return
 		case len(st.Tasks) == 1 && st.Tasks[0].State == "FAILED":
 			c.t.Fatalf("connector %s failed: %s", name, st.Tasks[0].Trace)

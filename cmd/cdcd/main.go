@@ -2,6 +2,7 @@
 // Kafka Connect runs them:
 //
 //	cdcd standalone worker.properties connector.properties…
+//	cdcd distributed worker.properties
 //	cdcd offsets dump FILE
 //	cdcd version
 package main
@@ -31,6 +32,7 @@ import (
 
 const usage = `usage:
   cdcd standalone WORKER.properties CONNECTOR.(properties|json)...
+  cdcd distributed WORKER.properties
   cdcd offsets dump FILE
 ` + slotsUsage + `  cdcd version
 
@@ -67,6 +69,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		err = standalone(ctx, args[1], args[2:], log)
+	case "distributed":
+		if len(args) != 2 {
+			fmt.Fprint(stderr, usage)
+			return 2
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		err = distributed(ctx, args[1], log)
 	case "slots":
 		err = slotsCommand(args[1:], os.Stdin, stdout)
 	case "-h", "--help", "help":
@@ -118,13 +128,17 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 		return err
 	}
 
-	ln, err := rest.Listen(w.Config().Listeners)
+	ln, err := rest.Listen(w.Config().Listeners, config.PropertiesMap(workerFile))
 	if err != nil {
 		return err
 	}
 	log.Info("REST API listening", "address", ln.Addr().String())
 	w.SetWorkerID(rest.WorkerID(w.Config(), ln.Addr()))
-	api := rest.NewServer(w, rest.ServerInfo{Version: restAPIVersion, Commit: source.Version}, log)
+	api, err := newAPI(w, config.PropertiesMap(workerFile), log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	guardian := w.Guardian()
 	api.Handle("GET /slots", guardian.SlotsHandler())
 	api.Handle("GET /connectors/{name}/slot", guardian.ConnectorSlotHandler())
@@ -162,6 +176,105 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	}
 	w.Shutdown()
 	return nil
+}
+
+// newAPI builds the REST API over a herder, with basic authentication when the worker properties name a
+// credentials file.
+func newAPI(h rest.Herder, props map[string]string, log *slog.Logger) (*rest.Server, error) {
+	api := rest.NewServer(h, rest.ServerInfo{Version: restAPIVersion, Commit: source.Version}, log)
+	path := props[connect.RESTCredentialsFileKey]
+	if path == "" {
+		// A worker file written for Connect asks for authentication this way; running without it
+		// would open the API to anyone.
+		if strings.Contains(props["rest.extension.classes"], "BasicAuthSecurityRestExtension") {
+			return nil, fmt.Errorf("rest.extension.classes names BasicAuthSecurityRestExtension, which cdcd does not load: set %s to the credentials file your JAAS config's PropertyFileLoginModule names (file=…)", connect.RESTCredentialsFileKey)
+		}
+		return api, nil
+	}
+	auth, err := rest.LoadBasicAuth(path)
+	if err != nil {
+		return nil, err
+	}
+	api.RequireBasicAuth(auth)
+	return api, nil
+}
+
+// distributed runs connect-distributed's job: the worker joins its group, runs what the group assigns
+// it and serves the REST API until ctx ends; then its tasks record their last offsets and it leaves the
+// group.
+func distributed(ctx context.Context, workerPath string, log *slog.Logger) error {
+	workerFile, err := config.LoadPropertiesFile(workerPath)
+	if err != nil {
+		return err
+	}
+	props := config.PropertiesMap(workerFile)
+	d, err := connect.NewDistributed(props, log)
+	if err != nil {
+		return err
+	}
+	ln, err := rest.Listen(d.Config().Listeners, props)
+	if err != nil {
+		return err
+	}
+	id := rest.WorkerID(d.Config(), ln.Addr())
+	d.SetWorkerID(id)
+	d.RefuseSlotDropOnDelete(rest.DropSlotRequested)
+	api, err := newAPI(d, props, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	scheme := "http"
+	if rest.HTTPS(d.Config().Listeners) {
+		scheme = "https"
+		client, err := rest.ForwardClient(props)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		api.SetForwardClient(client)
+		d.SetHTTPClient(client)
+	}
+	if err := d.Open(ctx, scheme+"://"+id+"/"); err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info("REST API listening", "address", ln.Addr().String(), "worker_id", id)
+	go fetchClusterID(ctx, d.Config().BootstrapServers, api, log)
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	ran := make(chan error, 1)
+	go func() { ran <- d.Run(runCtx) }()
+	var runErr error
+	ended := false
+	select {
+	case <-d.Joined():
+		api.SetReady()
+		select {
+		case <-ctx.Done():
+		case err := <-served:
+			log.Error("REST API stopped", "error", err)
+		case runErr = <-ran:
+			ended = true
+		}
+	case runErr = <-ran:
+		ended = true
+	}
+	log.Info("stopping: recording the last acknowledged offsets and leaving the group")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("REST API did not stop cleanly", "error", err)
+	}
+	stopRun()
+	if !ended {
+		runErr = <-ran
+	}
+	return runErr
 }
 
 // restAPIVersion is the Kafka Connect version whose REST API cdcd serves; GET / reports it as Connect

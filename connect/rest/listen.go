@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/url"
@@ -11,9 +12,9 @@ import (
 	"github.com/cdcd/cdcd/connect/config"
 )
 
-// Listen opens the first of the worker's listeners (Connect's `listeners`, e.g. http://:8083). Only http
-// is served; an https listener is refused rather than served in clear text.
-func Listen(listeners []string) (net.Listener, error) {
+// Listen opens the first of the worker's listeners (Connect's `listeners`, e.g. http://:8083 or
+// https://:8443). An https listener serves TLS from the worker's ssl.* settings (see ServerTLS).
+func Listen(listeners []string, props map[string]string) (net.Listener, error) {
 	if len(listeners) == 0 {
 		return nil, fmt.Errorf("listeners: no URL given")
 	}
@@ -21,12 +22,22 @@ func Listen(listeners []string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listeners: %w", err)
 	}
-	if !strings.EqualFold(u.Scheme, "http") {
-		return nil, fmt.Errorf("listeners: %s: cdcd serves http only", listeners[0])
+	var tlsConfig *tls.Config
+	switch strings.ToLower(u.Scheme) {
+	case "http":
+	case "https":
+		if tlsConfig, err = ServerTLS(props); err != nil {
+			return nil, fmt.Errorf("listeners: %s: %w", listeners[0], err)
+		}
+	default:
+		return nil, fmt.Errorf("listeners: %s: cdcd serves http and https only", listeners[0])
 	}
 	ln, err := net.Listen("tcp", u.Host)
 	if err != nil {
 		return nil, fmt.Errorf("listeners: %w", err)
+	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
 	}
 	return ln, nil
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -43,9 +44,14 @@ type Herder interface {
 	PluginConfig(plugin string) ([]config.ConfigKeyInfo, error)
 	ValidateConnectorConfig(plugin string, cfg map[string]string) (config.ConfigInfos, error)
 	CheckSchemas(ctx context.Context, name string) (connect.SchemaCheck, error)
+	// PutTaskConfigs is Connect's internal endpoint through which followers hand the leader task configs.
+	PutTaskConfigs(name string, tasks []map[string]string) error
 }
 
-var _ Herder = (*connect.Worker)(nil)
+var (
+	_ Herder = (*connect.Worker)(nil)
+	_ Herder = (*connect.Distributed)(nil)
+)
 
 // ServerInfo is the body of GET /.
 type ServerInfo struct {
@@ -61,11 +67,14 @@ type Server struct {
 	mux    *http.ServeMux
 	ready  atomic.Bool
 	info   atomic.Pointer[ServerInfo]
+	// forwarder sends requests another worker serves (distributed mode) to that worker.
+	forwarder *http.Client
+	auth      *BasicAuth // nil: no authentication
 }
 
 // NewServer builds the API over h; info is what GET / reports (SetInfo may complete it later).
 func NewServer(h Herder, info ServerInfo, log *slog.Logger) *Server {
-	s := &Server{herder: h, log: log, mux: http.NewServeMux()}
+	s := &Server{herder: h, log: log, mux: http.NewServeMux(), forwarder: &http.Client{Timeout: forwardTimeout}}
 	s.info.Store(&info)
 	s.routes()
 	return s
@@ -90,8 +99,23 @@ func (s *Server) SetReady() { s.ready.Store(true) }
 // SetInfo replaces what GET / reports (e.g. once the Kafka cluster id is known).
 func (s *Server) SetInfo(info ServerInfo) { s.info.Store(&info) }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. A request's body is kept so that it can be forwarded to the worker
+// that serves it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.auth != nil && !s.auth.allow(w, r) {
+		return
+	}
+	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "Cannot read the request body: "+err.Error())
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 func (s *Server) routes() {
 	m := s.mux
@@ -106,6 +130,7 @@ func (s *Server) routes() {
 	m.HandleFunc("PATCH /connectors/{name}/config", s.patchConfig)
 	m.HandleFunc("GET /connectors/{name}/status", s.getStatus)
 	m.HandleFunc("GET /connectors/{name}/tasks", s.getTasks)
+	m.HandleFunc("POST /connectors/{name}/tasks", s.putTaskConfigs)
 	m.HandleFunc("GET /connectors/{name}/tasks/{task}/status", s.getTaskStatus)
 	m.HandleFunc("POST /connectors/{name}/tasks/{task}/restart", s.restartTask)
 	m.HandleFunc("POST /connectors/{name}/restart", s.restartConnector)
@@ -158,8 +183,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		switch reqErr.Kind {
 		case connect.NotFound:
 			status = http.StatusNotFound
-		case connect.AlreadyExists:
+		case connect.AlreadyExists, connect.Conflict:
 			status = http.StatusConflict
+		case connect.NotLeader:
+			s.forward(w, r, reqErr.Forward)
+			return
 		case connect.BadRequest:
 			status = http.StatusBadRequest
 		}
@@ -336,11 +364,16 @@ func checkName(w http.ResponseWriter, name string, cfg map[string]string) bool {
 
 // location is the absolute URL of a connector, as JAX-RS builds a Location header.
 func location(r *http.Request, name string) string {
+	return requestBase(r) + "/connectors/" + url.PathEscape(name)
+}
+
+// requestBase is the scheme and host the client addressed.
+func requestBase(r *http.Request) string {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host + "/connectors/" + url.PathEscape(name)
+	return scheme + "://" + r.Host
 }
 
 func (s *Server) getConnector(w http.ResponseWriter, r *http.Request) {
@@ -437,6 +470,19 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, http.StatusOK, st, err)
 }
 
+// putTaskConfigs is Connect's internal endpoint: a follower hands the leader a connector's task configs.
+func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
+	var tasks []map[string]string
+	if !s.readBody(w, r, &tasks) {
+		return
+	}
+	if err := s.herder.PutTaskConfigs(r.PathValue("name"), tasks); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 func (s *Server) getTasks(w http.ResponseWriter, r *http.Request) {
 	tasks, err := s.herder.TaskConfigs(r.PathValue("name"))
 	s.reply(w, r, http.StatusOK, tasks, err)
@@ -490,7 +536,6 @@ func (s *Server) restartConnector(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// simple serves the bodiless state changes (pause, resume, stop).
 // checkSchemas is cdcd's pre-flight check (not Connect's): would the schema registry accept each captured
 // table's current key and value schemas?
 func (s *Server) checkSchemas(w http.ResponseWriter, r *http.Request) {
@@ -502,6 +547,7 @@ func (s *Server) checkSchemas(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
+// simple serves the bodiless state changes (pause, resume, stop).
 func (s *Server) simple(op func(name string) error, status int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := op(r.PathValue("name")); err != nil {

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cdcd/cdcd/connect"
+)
+
+func TestNewAPIAuthentication(t *testing.T) {
+	w, err := connect.NewStandalone(map[string]string{
+		"bootstrap.servers": "127.0.0.1:1", "offset.storage.file.filename": filepath.Join(t.TempDir(), "offsets"),
+		"key.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+	}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := filepath.Join(t.TempDir(), "creds")
+	if err := os.WriteFile(creds, []byte("u: p\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+
+	api, err := newAPI(w, map[string]string{connect.RESTCredentialsFileKey: creds}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, httptest.NewRequest("GET", "/connectors", nil))
+	if rec.Code != 401 {
+		t.Errorf("with a credentials file, a request without credentials got %d", rec.Code)
+	}
+
+	// A Connect worker file asking for basic authentication is not silently served without it.
+	_, err = newAPI(w, map[string]string{"rest.extension.classes": "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"}, log)
+	if err == nil || !strings.Contains(err.Error(), connect.RESTCredentialsFileKey) {
+		t.Errorf("Connect's extension without a credentials file: %v", err)
+	}
+}

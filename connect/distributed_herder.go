@@ -1,0 +1,460 @@
+package connect
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cdcd/cdcd/connect/cluster"
+	"github.com/cdcd/cdcd/connect/config"
+)
+
+// This file is the distributed herder's REST side: what Connect's DistributedHerder answers, reading the
+// internal topics, and refusing with NotLeader what only the leader (or a task's owner) may do.
+
+// StaleConfigMessage is Connect's answer (409) to a request made while a rebalance is pending.
+const StaleConfigMessage = "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
+
+// requestTimeout bounds the topic writes and reads of one REST request (Connect's 90 s REST timeout).
+const requestTimeout = 90 * time.Second
+
+// leaderOnly refuses a request this worker cannot serve: a rebalance is pending (409), or another
+// worker leads (NotLeader, forwarded to the leader).
+func (d *Distributed) leaderOnly(action string) error {
+	d.stateMu.Lock()
+	defer d.stateMu.Unlock()
+	if d.rebalanceNeeded {
+		return &RequestError{Kind: Conflict, Message: StaleConfigMessage}
+	}
+	if !d.leader {
+		return &RequestError{Kind: NotLeader, Message: "Only the leader can " + action + ".", Forward: d.leaderURL}
+	}
+	return nil
+}
+
+// freshConfig reads the config topic to its end and returns what it holds.
+func (d *Distributed) freshConfig(ctx context.Context) (cluster.ConfigSnapshot, error) {
+	if err := d.stores.Configs.ReadToEnd(ctx); err != nil {
+		return cluster.ConfigSnapshot{}, &RequestError{Kind: ServerError, Message: err.Error()}
+	}
+	return d.configs.Snapshot(), nil
+}
+
+func requestContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), requestTimeout)
+}
+
+// Connectors lists the configured connectors, sorted.
+func (d *Distributed) Connectors() []string {
+	return append([]string{}, d.configs.Snapshot().ConnectorNames()...)
+}
+
+func infoOf(snap cluster.ConfigSnapshot, name string) (ConnectorInfo, error) {
+	props, ok := snap.Connectors[name]
+	if !ok {
+		return ConnectorInfo{}, connectorNotFound(name)
+	}
+	tasks := []TaskID{}
+	for i := range snap.Tasks[name] {
+		tasks = append(tasks, TaskID{Connector: name, Task: i})
+	}
+	return ConnectorInfo{Name: name, Config: props, Tasks: tasks, Type: ConnectorType}, nil
+}
+
+// ConnectorInfo returns a connector's config (as submitted) and its committed tasks.
+func (d *Distributed) ConnectorInfo(name string) (ConnectorInfo, error) {
+	return infoOf(d.configs.Snapshot(), name)
+}
+
+// ConnectorConfig returns a connector's config as submitted.
+func (d *Distributed) ConnectorConfig(name string) (map[string]string, error) {
+	info, err := d.ConnectorInfo(name)
+	return info.Config, err
+}
+
+// TaskConfigs returns the committed task configs.
+func (d *Distributed) TaskConfigs(name string) ([]TaskInfo, error) {
+	snap := d.configs.Snapshot()
+	if _, ok := snap.Connectors[name]; !ok {
+		return nil, connectorNotFound(name)
+	}
+	out := []TaskInfo{}
+	for i, cfg := range snap.Tasks[name] {
+		out = append(out, TaskInfo{ID: TaskID{Connector: name, Task: i}, Config: cfg})
+	}
+	return out, nil
+}
+
+func stateInfo(st cluster.Status) StateInfo {
+	return StateInfo{State: State(st.State), Trace: st.Trace, WorkerID: st.WorkerID, Version: st.Version}
+}
+
+// ConnectorStatus returns the states the owners wrote to the status topic.
+func (d *Distributed) ConnectorStatus(name string) (ConnectorStatus, error) {
+	cs, ok := d.stores.Status.Connector(name)
+	if !ok {
+		return ConnectorStatus{}, notFound("No status found for connector %s", name)
+	}
+	out := ConnectorStatus{Name: name, Connector: stateInfo(cs), Tasks: []TaskStatus{}, Type: ConnectorType}
+	tasks := d.stores.Status.Tasks(name)
+	for _, id := range slices.Sorted(maps.Keys(tasks)) {
+		out.Tasks = append(out.Tasks, TaskStatus{ID: id, StateInfo: stateInfo(tasks[id])})
+	}
+	return out, nil
+}
+
+// TaskStatus returns one task's state from the status topic.
+func (d *Distributed) TaskStatus(name string, id int) (TaskStatus, error) {
+	st, ok := d.stores.Status.Tasks(name)[id]
+	if !ok {
+		return TaskStatus{}, notFound("No status found for task %s-%d", name, id)
+	}
+	return TaskStatus{ID: id, StateInfo: stateInfo(st)}, nil
+}
+
+// PutConnectorConfig validates a config here, then (on the leader) stores it; initialState applies to
+// a created connector only. The owner of the connector then publishes its task configs.
+func (d *Distributed) PutConnectorConfig(name string, cfg map[string]string, allowReplace bool, initialState string) (bool, ConnectorInfo, error) {
+	target, err := parseInitialState(initialState)
+	if err != nil {
+		return false, ConnectorInfo{}, err
+	}
+	if err := d.w.checkConnectorConfig(cfg); err != nil {
+		return false, ConnectorInfo{}, err
+	}
+	if err := d.leaderOnly("set connector configs"); err != nil {
+		return false, ConnectorInfo{}, err
+	}
+	d.w.warnUnknownKeys(name, cfg)
+	ctx, cancel := requestContext()
+	defer cancel()
+	snap, err := d.freshConfig(ctx)
+	if err != nil {
+		return false, ConnectorInfo{}, err
+	}
+	_, exists := snap.Connectors[name]
+	if exists && !allowReplace {
+		return false, ConnectorInfo{}, &RequestError{Kind: AlreadyExists, Message: "Connector " + name + " already exists"}
+	}
+	var initial *cluster.TargetState
+	if !exists && initialState != "" {
+		state := clusterTarget(target)
+		initial = &state
+	}
+	if err := d.stores.Configs.PutConnectorConfig(ctx, name, cfg, initial); err != nil {
+		return false, ConnectorInfo{}, &RequestError{Kind: ServerError, Message: err.Error()}
+	}
+	info, err := infoOf(d.configs.Snapshot(), name)
+	return !exists, info, err
+}
+
+func clusterTarget(t TargetState) cluster.TargetState {
+	switch t {
+	case TargetPaused:
+		return cluster.Paused
+	case TargetStopped:
+		return cluster.Stopped
+	}
+	return cluster.Started
+}
+
+// PatchConnectorConfig applies a partial config (KIP-477) on the leader.
+func (d *Distributed) PatchConnectorConfig(name string, patch map[string]*string) (ConnectorInfo, error) {
+	if err := d.leaderOnly("patch connector configs"); err != nil {
+		return ConnectorInfo{}, err
+	}
+	current, err := d.ConnectorConfig(name)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	_, info, err := d.PutConnectorConfig(name, applyPatch(current, patch), true, "")
+	return info, err
+}
+
+// PauseConnector records the PAUSED target state; any worker may, as in Connect.
+func (d *Distributed) PauseConnector(name string) error {
+	return d.putTargetState(name, cluster.Paused)
+}
+
+// ResumeConnector records the STARTED target state (also for a STOPPED connector).
+func (d *Distributed) ResumeConnector(name string) error {
+	return d.putTargetState(name, cluster.Started)
+}
+
+func (d *Distributed) putTargetState(name string, state cluster.TargetState) error {
+	ctx, cancel := requestContext()
+	defer cancel()
+	snap, err := d.freshConfig(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := snap.Connectors[name]; !ok {
+		return notFound("Unknown connector %s", name)
+	}
+	if err := d.stores.Configs.PutTargetState(ctx, name, state); err != nil {
+		return &RequestError{Kind: ServerError, Message: err.Error()}
+	}
+	return nil
+}
+
+// StopConnector (leader) records STOPPED and an empty task list, so the connector's tasks stop
+// wherever they run, and its offsets may then be changed.
+func (d *Distributed) StopConnector(name string) error {
+	if err := d.leaderOnly("stop connectors"); err != nil {
+		return err
+	}
+	ctx, cancel := requestContext()
+	defer cancel()
+	snap, err := d.freshConfig(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := snap.Connectors[name]; !ok {
+		return notFound("Unknown connector %s", name)
+	}
+	if err := d.stores.Configs.PutTargetState(ctx, name, cluster.Stopped); err != nil {
+		return &RequestError{Kind: ServerError, Message: err.Error()}
+	}
+	if err := d.putTaskConfigsAsLeader(ctx, name, []map[string]string{}); err != nil {
+		return &RequestError{Kind: ServerError, Message: err.Error()}
+	}
+	return nil
+}
+
+// PutTaskConfigs is Connect's internal POST /connectors/{name}/tasks: a follower that runs a connector
+// hands the leader the task configs to store. Connect authenticates these requests with a signature
+// from the group's session key; cdcd instead stores only the task configs the connector's config
+// implies (which is what Debezium's connectors generate, also on a Java worker), so a request from
+// outside the cluster cannot make a task run with a config of its own.
+func (d *Distributed) PutTaskConfigs(name string, tasks []map[string]string) error {
+	if err := d.leaderOnly("set task configs"); err != nil {
+		return err
+	}
+	ctx, cancel := requestContext()
+	defer cancel()
+	snap, err := d.freshConfig(ctx)
+	if err != nil {
+		return err
+	}
+	if err := checkTaskConfigs(snap, name, tasks); err != nil {
+		return err
+	}
+	return d.putTaskConfigsAsLeader(ctx, name, tasks)
+}
+
+// checkTaskConfigs refuses task configs other than those the connector's config and target state imply.
+func checkTaskConfigs(snap cluster.ConfigSnapshot, name string, tasks []map[string]string) error {
+	props, ok := snap.Connectors[name]
+	if !ok {
+		return connectorNotFound(name)
+	}
+	if !sameTaskConfigs(tasks, impliedTaskConfigs(props, targetOf(snap, name))) {
+		return &RequestError{Kind: BadRequest, Message: "The task configs of connector " + name + " do not match its current config; they may be stale"}
+	}
+	return nil
+}
+
+// localTask returns the task running here for a connector, if any.
+func (d *Distributed) localTask(name string) *connector {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.running[name]
+}
+
+// ownerURL is the REST URL of the worker whose status record says it runs task id: restarts go there,
+// as Connect sends them to the owner.
+func (d *Distributed) ownerURL(name string, id int) (string, bool) {
+	st, ok := d.stores.Status.Tasks(name)[id]
+	if !ok || st.WorkerID == "" {
+		return "", false
+	}
+	// Workers of one cluster serve the same scheme: this worker's own.
+	scheme, _, _ := strings.Cut(d.url, "://")
+	return scheme + "://" + st.WorkerID + "/", true
+}
+
+// restartLocal restarts the connector's task here from its durable offset.
+func (d *Distributed) restartLocal(c *connector) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.running[c.name] != c {
+		return // revoked meanwhile: its new owner starts it
+	}
+	d.w.stopTask(c)
+	d.w.startTask(c)
+}
+
+// RestartConnector restarts what the request asks for. The connector instance has no work of its own
+// (see Worker.RestartConnector); a task is restarted by its owner, to which the request is forwarded.
+func (d *Distributed) RestartConnector(name string, includeTasks, onlyFailed bool) (*ConnectorStatus, error) {
+	if _, configured := d.configs.Snapshot().Connectors[name]; !configured {
+		return nil, notFound("Unknown connector: %s", name)
+	}
+	if !includeTasks && !onlyFailed {
+		return nil, nil
+	}
+	st, err := d.ConnectorStatus(name)
+	if err != nil {
+		return nil, notFound("Status for connector %s not found", name)
+	}
+	if !onlyFailed || st.Connector.State == Failed {
+		st.Connector.State, st.Connector.Trace = Restarting, ""
+	}
+	restart := false
+	for i := range st.Tasks {
+		if includeTasks && (!onlyFailed || st.Tasks[i].State == Failed) {
+			st.Tasks[i].State, st.Tasks[i].Trace = Restarting, ""
+			restart = true
+		}
+	}
+	if !restart {
+		return &st, nil
+	}
+	c := d.localTask(name)
+	if c == nil {
+		return nil, d.notOwner(name, 0)
+	}
+	d.restartLocal(c)
+	return &st, nil
+}
+
+// notOwner sends a task's request to its owner.
+func (d *Distributed) notOwner(name string, id int) error {
+	owner, ok := d.ownerURL(name, id)
+	if !ok || owner == d.url {
+		return &RequestError{Kind: Conflict, Message: "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"}
+	}
+	return &RequestError{Kind: NotLeader, Message: "Task " + name + " is not owned by this worker", Forward: owner}
+}
+
+// RestartTask restarts a task from its durable offset on the worker that runs it.
+func (d *Distributed) RestartTask(name string, id int) error {
+	snap := d.configs.Snapshot()
+	if _, ok := snap.Connectors[name]; !ok {
+		return notFound("Unknown connector: %s", name)
+	}
+	if id < 0 || id >= len(snap.Tasks[name]) {
+		return notFound("Unknown task: %s-%d", name, id)
+	}
+	c := d.localTask(name)
+	if c == nil || id != 0 {
+		return d.notOwner(name, id)
+	}
+	d.restartLocal(c)
+	return nil
+}
+
+// DeleteConnector (leader) removes the connector's config and target state and tombstones its
+// statuses; its offsets stay, as in Connect.
+func (d *Distributed) DeleteConnector(ctx context.Context, name string) error {
+	if d.slotDropRequested != nil && d.slotDropRequested(ctx) {
+		return &RequestError{Kind: BadRequest, Message: "dropSlot=true is not available in distributed mode, where the connector's task may still be stopping on another worker: delete the connector, then drop its slot with `cdcd slots drop`"}
+	}
+	if err := d.leaderOnly("delete connectors"); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	snap, err := d.freshConfig(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := snap.Connectors[name]; !ok {
+		return connectorNotFound(name)
+	}
+	if err := d.stores.Configs.RemoveConnectorConfig(ctx, name); err != nil {
+		return &RequestError{Kind: ServerError, Message: err.Error()}
+	}
+	err = d.stores.Status.DeleteConnector(ctx, name)
+	for id := range d.stores.Status.Tasks(name) {
+		if err == nil {
+			err = d.stores.Status.DeleteTask(ctx, name, id)
+		}
+	}
+	if err != nil {
+		return &RequestError{Kind: ServerError, Message: err.Error()}
+	}
+	return nil
+}
+
+// RefuseSlotDropOnDelete makes DELETE /connectors/{name} refuse cdcd's ?dropSlot=true (requested tells
+// whether a request asked for it), which standalone mode serves.
+func (d *Distributed) RefuseSlotDropOnDelete(requested func(context.Context) bool) {
+	d.slotDropRequested = requested
+}
+
+// ConnectorOffsets returns the connector's offsets from the offset topic, read to its end.
+func (d *Distributed) ConnectorOffsets(name string) (ConnectorOffsets, error) {
+	if _, err := d.ConnectorInfo(name); err != nil {
+		return ConnectorOffsets{}, err
+	}
+	ctx, cancel := requestContext()
+	defer cancel()
+	if err := d.stores.Offsets.ReadToEnd(ctx); err != nil {
+		return ConnectorOffsets{}, &RequestError{Kind: ServerError, Message: err.Error()}
+	}
+	return d.w.storedOffsets(name), nil
+}
+
+// checkStoppedAsLeader is the leader's check before an offsets change: the connector exists and is
+// STOPPED (so its task configs are empty and no task runs anywhere).
+func (d *Distributed) checkStoppedAsLeader(name string) error {
+	if err := d.leaderOnly("modify connector offsets"); err != nil {
+		return err
+	}
+	ctx, cancel := requestContext()
+	defer cancel()
+	snap, err := d.freshConfig(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := snap.Connectors[name]; !ok {
+		return connectorNotFound(name)
+	}
+	if targetOf(snap, name) != TargetStopped || len(snap.Tasks[name]) > 0 {
+		return notStoppedError(name)
+	}
+	return d.stores.Offsets.ReadToEnd(ctx)
+}
+
+// AlterConnectorOffsets writes offsets of a STOPPED connector to the offset topic.
+func (d *Distributed) AlterConnectorOffsets(name string, changes []ConnectorOffset) (string, error) {
+	if err := d.checkStoppedAsLeader(name); err != nil {
+		return "", err
+	}
+	return d.w.alterOffsets(name, changes)
+}
+
+// ResetConnectorOffsets tombstones every offset of a STOPPED connector in the offset topic.
+func (d *Distributed) ResetConnectorOffsets(name string) (string, error) {
+	if err := d.checkStoppedAsLeader(name); err != nil {
+		return "", err
+	}
+	return d.w.resetOffsets(name)
+}
+
+// ConnectorPlugins lists the plugins, as the standalone worker does.
+func (d *Distributed) ConnectorPlugins(connectorsOnly bool) []PluginInfo {
+	return d.w.ConnectorPlugins(connectorsOnly)
+}
+
+// PluginConfig returns a plugin's setting definitions.
+func (d *Distributed) PluginConfig(plugin string) ([]config.ConfigKeyInfo, error) {
+	return d.w.PluginConfig(plugin)
+}
+
+// ValidateConnectorConfig validates a config on this worker, as Connect does.
+func (d *Distributed) ValidateConnectorConfig(plugin string, cfg map[string]string) (config.ConfigInfos, error) {
+	return d.w.ValidateConnectorConfig(plugin, cfg)
+}
+
+// CheckSchemas is cdcd's schema registry pre-flight check for a configured connector.
+func (d *Distributed) CheckSchemas(ctx context.Context, name string) (SchemaCheck, error) {
+	props, err := d.ConnectorConfig(name)
+	if err != nil {
+		return SchemaCheck{}, err
+	}
+	return d.w.checkSchemas(ctx, name, props)
+}

@@ -1,0 +1,61 @@
+package rest
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/cdcd/cdcd/connect"
+	"github.com/cdcd/cdcd/connect/config"
+)
+
+// BasicAuth checks HTTP basic credentials against a credentials file as Connect's
+// PropertyFileLoginModule reads it: a Java properties file of `user: password` (or `user=password`)
+// lines, the whole value being the password.
+type BasicAuth struct {
+	users map[string]string
+}
+
+// LoadBasicAuth reads a credentials file.
+func LoadBasicAuth(path string) (*BasicAuth, error) {
+	props, err := config.LoadPropertiesFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", connect.RESTCredentialsFileKey, err)
+	}
+	users := config.PropertiesMap(props)
+	if len(users) == 0 {
+		return nil, fmt.Errorf("%s: %s holds no credentials", connect.RESTCredentialsFileKey, path)
+	}
+	return &BasicAuth{users: users}, nil
+}
+
+// RequireBasicAuth makes every request but Connect's internal ones carry credentials a accepts.
+func (s *Server) RequireBasicAuth(a *BasicAuth) { s.auth = a }
+
+// allow answers 401 with Connect's message unless the request carries known credentials. Followers'
+// task configs (POST /connectors/{name}/tasks) pass, as Connect lets them pass: they carry no user's
+// credentials.
+func (a *BasicAuth) allow(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodPost && isTaskConfigsPath(r.URL.Path) {
+		return true
+	}
+	if user, password, ok := r.BasicAuth(); ok {
+		if want, known := a.users[user]; known && subtle.ConstantTimeCompare([]byte(want), []byte(password)) == 1 {
+			return true
+		}
+	}
+	w.Header().Set("WWW-Authenticate", `Basic realm="cdcd"`)
+	writeError(w, http.StatusUnauthorized, "User cannot access the resource.")
+	return false
+}
+
+// isTaskConfigsPath matches /connectors/{name}/tasks.
+func isTaskConfigsPath(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/connectors/")
+	if !ok {
+		return false
+	}
+	name, ok := strings.CutSuffix(rest, "/tasks")
+	return ok && name != "" && !strings.Contains(name, "/")
+}

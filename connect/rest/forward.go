@@ -1,0 +1,79 @@
+package rest
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	// maxBody bounds a request body kept for forwarding; connector configs are far smaller.
+	maxBody = 16 << 20
+	// forwardTimeout is Connect's REST request timeout, for a request forwarded to another worker.
+	forwardTimeout = 90 * time.Second
+)
+
+type bodyKey struct{}
+
+// SetForwardClient replaces the client used to forward requests to other workers (e.g. one that trusts
+// the cluster's TLS certificates).
+func (s *Server) SetForwardClient(c *http.Client) { s.forwarder = c }
+
+// forward sends a request this worker cannot serve to target, the base URL of the worker that can, with
+// Connect's ?forward= rule: a request from a client (no forward parameter) may be forwarded twice (it is
+// sent on with forward=true), one already forwarded once only once more (forward=false), and one that
+// reaches a third worker is refused, since the group must have rebalanced meanwhile. Only the
+// Authorization header goes along, as in Connect.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string) {
+	query := r.URL.Query()
+	_, forwarded := query["forward"]
+	if forwarded && !strings.EqualFold(query.Get("forward"), "true") {
+		s.log.Error("a request could not find the worker that serves it within two hops", "method", r.Method, "path", r.URL.Path)
+		writeError(w, http.StatusConflict, "Cannot complete request because of a conflicting operation (e.g. worker rebalance)")
+		return
+	}
+	if target == "" {
+		writeError(w, http.StatusConflict, "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway.")
+		return
+	}
+	query.Set("forward", strconv.FormatBool(!forwarded))
+	u, err := url.Parse(target)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "Invalid URL of the worker to forward to: "+err.Error())
+		return
+	}
+	u = u.JoinPath(r.URL.Path)
+	u.RawQuery = query.Encode()
+	body, _ := r.Context().Value(bodyKey{}).([]byte)
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if len(body) > 0 {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	s.log.Debug("forwarding request", "method", r.Method, "url", u.String())
+	resp, err := s.forwarder.Do(req)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "IO Error trying to forward REST request: "+err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	if v := resp.Header.Get("Content-Type"); v != "" {
+		w.Header().Set("Content-Type", v)
+	}
+	// Connect builds a Location relative to the worker the client asked.
+	if loc, err := url.Parse(resp.Header.Get("Location")); err == nil && loc.Path != "" {
+		w.Header().Set("Location", requestBase(r)+loc.EscapedPath())
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
