@@ -168,6 +168,7 @@ func (c *task) attempt(ctx context.Context) error {
 	c.setState(Running, nil)
 	p := &Pipeline{
 		Reader:        gatedReader{Reader: reader, gate: c.gate},
+		Name:          c.name,
 		Transforms:    chain,
 		Errors:        errorHandling,
 		Encoder:       c.w.encoder,

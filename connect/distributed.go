@@ -242,13 +242,22 @@ func (d *Distributed) onAssignment(a cluster.Assignment) {
 	d.stateMu.Unlock()
 	d.log.Info("group assignment", "generation", a.Generation, "leader", a.Leader, "assigned", itemNames(a.Assigned), "revoked", itemNames(a.Revoked))
 
+	rebalances.Inc()
 	d.mu.Lock()
 	d.owned = map[cluster.Item]bool{}
+	connectors, tasks := 0, 0
 	if a.Generation >= 0 {
 		for _, it := range a.Owned {
 			d.owned[it] = true
+			if it.Task < 0 {
+				connectors++
+			} else {
+				tasks++
+			}
 		}
 	}
+	assigned.WithLabelValues("connectors").Set(float64(connectors))
+	assigned.WithLabelValues("tasks").Set(float64(tasks))
 	d.reconcileLocked(d.configs.Snapshot())
 	d.mu.Unlock()
 	if a.Generation >= 0 {

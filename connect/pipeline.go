@@ -73,6 +73,8 @@ type Pipeline struct {
 	// MaxPendingBatches bounds the batches between read and offset commit (each may be empty, so the sink's
 	// byte bound alone does not bound them).
 	MaxPendingBatches int
+	// Name is the connector's name, which labels its queue metrics.
+	Name string
 	// Errors is the connector's errors.* handling of records a transform or a converter fails on; the zero
 	// value is Connect's default, errors.tolerance=none.
 	Errors ErrorHandling
@@ -177,11 +179,14 @@ func (p *Pipeline) produce(ctx context.Context, batches <-chan source.Batch, tr 
 	}
 }
 
-// commitLoop records offsets every FlushInterval.
+// commitLoop records offsets every FlushInterval, and reports the queue.
 func (p *Pipeline) commitLoop(ctx context.Context, tr *tracker, cancel context.CancelCauseFunc) {
 	t := time.NewTicker(p.FlushInterval)
 	defer t.Stop()
+	queueCapacity.WithLabelValues(p.Name, "0").Set(float64(cap(tr.slots)))
+	size := queueSize.WithLabelValues(p.Name, "0")
 	for {
+		size.Set(float64(len(tr.slots)))
 		select {
 		case <-ctx.Done():
 			return

@@ -8,9 +8,14 @@
 package main
 
 import (
+	"slices"
+
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cdcd/cdcd/source/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"io"
 	"log/slog"
 	"net/http"
@@ -142,11 +147,11 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	guardian := w.Guardian()
 	api.Handle("GET /slots", guardian.SlotsHandler())
 	api.Handle("GET /connectors/{name}/slot", guardian.ConnectorSlotHandler())
-	api.Handle("GET /metrics", guardian.MetricsHandler(postgres.Collectors()...))
+	api.Handle("GET /metrics", guardian.MetricsHandler(readerAndWorkerMetrics()...))
 	w.EnableSlotDropOnDelete(rest.DropSlotRequested)
 	go guardian.Run(ctx)
 	go fetchClusterID(ctx, w.Config().BootstrapServers, api, log)
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: connect.CountRESTRequests(api), ReadHeaderTimeout: 30 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -176,6 +181,11 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	}
 	w.Shutdown()
 	return nil
+}
+
+// readerAndWorkerMetrics are what GET /metrics serves in both modes (standalone adds the slot guardian's).
+func readerAndWorkerMetrics() []prometheus.Collector {
+	return slices.Concat(metrics.Collectors(), postgres.Collectors(), connect.Collectors())
 }
 
 // newAPI builds the REST API over a herder, with basic authentication when the worker properties name a
@@ -240,8 +250,11 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 		return err
 	}
 	log.Info("REST API listening", "address", ln.Addr().String(), "worker_id", id)
+	metricsRegistry := prometheus.NewRegistry()
+	metricsRegistry.MustRegister(readerAndWorkerMetrics()...)
+	api.Handle("GET /metrics", promhttp.HandlerFor(metricsRegistry, promhttp.HandlerOpts{}))
 	go fetchClusterID(ctx, d.Config().BootstrapServers, api, log)
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: connect.CountRESTRequests(api), ReadHeaderTimeout: 30 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

@@ -111,13 +111,18 @@ func (b *broker) endOffset(ctx context.Context, topic string) (int64, error) {
 	return 0, fmt.Errorf("end offset of %s: no partition in the answer", topic)
 }
 
-// waitForRecords polls until the topic holds at least want records, or fails after timeout.
-func (b *broker) waitForRecords(ctx context.Context, topic string, want int64, timeout time.Duration) error {
+// waitForRecords polls until the topic holds at least want records, or fails after timeout. A topic
+// the broker does not know yet (one a connector's first record will create, or one just created that
+// the broker's metadata does not show yet) holds none. alive, when not nil, is asked about once a
+// second whether the records can still come (a connector whose task failed will send none); its error
+// ends the wait.
+func (b *broker) waitForRecords(ctx context.Context, topic string, want int64, timeout time.Duration, alive func(context.Context) error) error {
 	deadline := time.Now().Add(timeout)
+	nextCheck := time.Now().Add(time.Second)
 	var have int64
 	for {
 		end, err := b.endOffset(ctx, topic)
-		if err != nil {
+		if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
 			return err
 		}
 		have = end
@@ -126,6 +131,12 @@ func (b *broker) waitForRecords(ctx context.Context, topic string, want int64, t
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("topic %s has %d records after %v, want %d", topic, have, timeout, want)
+		}
+		if alive != nil && time.Now().After(nextCheck) {
+			if err := alive(ctx); err != nil {
+				return fmt.Errorf("topic %s has %d records, want %d: %w", topic, have, want, err)
+			}
+			nextCheck = time.Now().Add(time.Second)
 		}
 		select {
 		case <-ctx.Done():

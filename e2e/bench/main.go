@@ -1,8 +1,10 @@
-// Command bench runs cdcd and Debezium 3.6.1 (on a Kafka Connect 4.4 worker) against the same PostgreSQL
-// and Kafka, alternating them round by round, and reports throughput, latency, resources and
-// correctness as ratios beside pg_recvlogical's ceiling (see /work/shared/spec/benchmark.md).
+// Command bench runs cdcd and Debezium (on a Kafka Connect 4.4 worker) against the same database and
+// Kafka, alternating them round by round, and reports throughput, latency, resources and correctness as
+// ratios beside the database's ceiling (see /work/shared/spec/benchmark.md): Debezium 3.6.1 and
+// pg_recvlogical on PostgreSQL, Debezium 3.5.0 (the newest MariaDB connector served) and a raw binlog
+// reader on MariaDB. Each database gets its own run, table and result files.
 //
-//	go run ./e2e/bench -rounds 3 -rows 100000 -out DIR
+//	go run ./e2e/bench -databases postgres,mariadb -rounds 3 -rows 100000 -out DIR
 //
 // e2e/bench.sh (make bench) builds cdcd, installs the reference worker and runs this.
 package main
@@ -37,6 +39,8 @@ type options struct {
 	recvlogical string
 	brokers     string
 	pg          pgServer
+	mariadb     mariaServer
+	databases   []string
 	profile     bool
 	systems     string
 	timeout     time.Duration
@@ -64,6 +68,12 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.pg.Host, "pg-host", "127.0.0.1", "PostgreSQL host")
 	fs.IntVar(&o.pg.Port, "pg-port", atoiOr(envOr("CDCD_PG_PORT", "55432"), 55432), "PostgreSQL port")
 	fs.StringVar(&o.pg.User, "pg-user", "postgres", "PostgreSQL superuser (trust auth)")
+	fs.StringVar(&o.mariadb.Host, "mariadb-host", "127.0.0.1", "MariaDB host")
+	fs.IntVar(&o.mariadb.Port, "mariadb-port", atoiOr(envOr("CDCD_MARIADB_PORT", "53306"), 53306), "MariaDB port")
+	fs.StringVar(&o.mariadb.RootPassword, "mariadb-root-password", "cdcd", "MariaDB root password (root writes the workload)")
+	fs.StringVar(&o.mariadb.CaptureUser, "mariadb-user", "cdcd", "MariaDB user both systems and the ceiling read the binlog as")
+	fs.StringVar(&o.mariadb.CapturePassword, "mariadb-password", "cdcd", "its password")
+	databases := fs.String("databases", "postgres,mariadb", "databases to run, one after the other: postgres, mariadb or both")
 	fs.StringVar(&o.systems, "systems", "cdcd,debezium", "systems to run: cdcd,debezium, or cdcd alone (quick, for profiling)")
 	fs.BoolVar(&o.profile, "profile", false, "run cdcd with CDCD_CPUPROFILE and CDCD_MEMPROFILE set (profiles land in -out)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest one drain or latency run may take")
@@ -73,6 +83,12 @@ func parseFlags(args []string) (options, error) {
 	if o.rounds < 1 || o.rows < 1 || o.txSize < 1 || o.rate < 0 {
 		return o, errors.New("-rounds, -rows and -tx-rows must be positive, -rate not negative")
 	}
+	for _, d := range strings.Split(*databases, ",") {
+		if d = strings.TrimSpace(d); d != "postgres" && d != "mariadb" {
+			return o, fmt.Errorf("-databases: unknown database %q (postgres or mariadb)", d)
+		}
+		o.databases = append(o.databases, strings.TrimSpace(d))
+	}
 	return o, nil
 }
 
@@ -80,6 +96,7 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	opts, err := parseFlags(os.Args[1:])
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -90,11 +107,15 @@ func main() {
 	}
 }
 
-// results is the JSON file a later run compares itself with.
+// results is the JSON file a later run compares itself with, one per database.
 type results struct {
-	Started  time.Time         `json:"started"`
-	Seconds  float64           `json:"seconds"`
-	Machine  machineInfo       `json:"machine"`
+	Database string      `json:"database"`
+	Started  time.Time   `json:"started"`
+	Seconds  float64     `json:"seconds"`
+	Machine  machineInfo `json:"machine"`
+	// Load is /proc/loadavg's 1, 5 and 15 minute averages when the run started and ended: the box's
+	// cores are shared, and a loaded box slows both systems.
+	Load     [2]string         `json:"load_average_start_end"`
 	Versions map[string]string `json:"versions"`
 	Options  map[string]any    `json:"options"`
 	Drains   []drainResult     `json:"drains"`
@@ -103,27 +124,8 @@ type results struct {
 }
 
 func run(ctx context.Context, o options, log *slog.Logger) (err error) {
-	started := time.Now()
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
-	}
-	res := results{
-		Started: started.UTC(), Machine: readMachineInfo(),
-		Versions: map[string]string{"debezium": "3.6.1.Final", "kafka_connect": "4.4.0", "cdcd": cdcdVersion(o.cdcdBin)},
-		Options: map[string]any{"rounds": o.rounds, "rows": o.rows, "warmup": o.warmup, "tx_rows": o.txSize, "rate": o.rate,
-			"rate_seconds": o.rateFor.Seconds(), "debezium_tuning": debeziumTuning, "debezium_heap": "-Xmx1g (connect.sh)"},
-	}
-
-	// The run's own database, topics and slots: other engineers share the services.
-	runID := strings.ToLower(time.Now().UTC().Format("150405"))
-	db, err := openDatabase(ctx, o.pg, "cdcd_bench")
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, db.drop(context.Background())) }()
-	var pgVersion string
-	if err := db.conn.QueryRow(ctx, "SHOW server_version").Scan(&pgVersion); err == nil {
-		res.Versions["postgresql"] = pgVersion
 	}
 	kafka, err := newBroker(strings.Split(o.brokers, ","))
 	if err != nil {
@@ -135,22 +137,55 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, kafka.deleteTopics(context.Background(), topicRoot)) }()
-	b := &bench{db: db, kafka: kafka, topicPrefix: topicRoot + runID, txSize: o.txSize,
-		timeout: o.timeout, recvlogical: o.recvlogical, log: log}
+	// The run's own databases, topics and slots: other engineers share the services.
+	runID := topicRoot + time.Now().UTC().Format("150405")
+	for _, kind := range o.databases {
+		if err := runDatabase(ctx, o, kind, kafka, runID+"-"+kind, log); err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+	}
+	return nil
+}
+
+// runDatabase runs every round on one database and writes its table and results.
+func runDatabase(ctx context.Context, o options, kind string, kafka *broker, topicPrefix string, log *slog.Logger) (err error) {
+	started := time.Now()
+	out := outFiles{dir: o.out, kind: kind}
+	connect := connectScript{path: o.connect, home: o.connectHome, instance: kind}
+	var db sourceDB
+	switch kind {
+	case "postgres":
+		db, err = openPostgres(ctx, o.pg, "cdcd_bench", o.recvlogical)
+	default:
+		db, err = openMariaDB(ctx, o.mariadb, "cdcd_bench", kafka)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, db.close(context.Background())) }()
+	res := results{
+		Database: kind, Started: started.UTC(), Machine: readMachineInfo(),
+		Versions: map[string]string{"debezium": connect.debeziumVersion(), "kafka_connect": "4.4.0", "cdcd": cdcdVersion(o.cdcdBin),
+			versionKey(kind): db.version(ctx)},
+		Options: map[string]any{"rounds": o.rounds, "rows": o.rows, "warmup": o.warmup, "tx_rows": o.txSize, "rate": o.rate,
+			"rate_seconds": o.rateFor.Seconds(), "debezium_tuning": debeziumTuning, "debezium_heap": "-Xmx1g (connect.sh)"},
+	}
+	res.Load[0] = loadAverage()
+	b := &bench{db: db, kafka: kafka, topicPrefix: topicPrefix, txSize: o.txSize, timeout: o.timeout, log: log}
 
 	var cdcdEnv []string
 	if o.profile {
-		cdcdEnv = []string{"CDCD_CPUPROFILE=" + filepath.Join(o.out, "cdcd.cpu.pprof"), "CDCD_MEMPROFILE=" + filepath.Join(o.out, "cdcd.mem.pprof")}
+		cdcdEnv = []string{"CDCD_CPUPROFILE=" + out.path("cdcd.cpu.pprof"), "CDCD_MEMPROFILE=" + out.path("cdcd.mem.pprof")}
 	}
-	cdcd, err := startCdcd(ctx, o.cdcdBin, o.out, kafka.seeds, cdcdEnv)
+	cdcd, err := startCdcd(ctx, o.cdcdBin, out, kafka.seeds, cdcdEnv)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, cdcd.stop()) }()
 	systems := []*system{cdcd}
 	if strings.Contains(o.systems, "debezium") {
-		log.Info("starting the reference Kafka Connect worker (Debezium 3.6.1)")
-		debezium, err := startDebezium(ctx, o.connect, o.connectHome, o.out, kafka.seeds, o.pg, db.name)
+		log.Info("starting the reference Kafka Connect worker", "database", kind, "debezium", res.Versions["debezium"])
+		debezium, err := startDebezium(ctx, connect, out, kafka.seeds, db)
 		if err != nil {
 			return err
 		}
@@ -193,27 +228,47 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		}
 	}
 
+	res.Load[1] = loadAverage()
 	res.Summary = summarize(res.Drains, res.Latency, o.rate)
 	res.Seconds = time.Since(started).Seconds()
-	table := renderTable(res.Summary, res.Machine, res.Seconds)
+	heading := tableHeading{Database: databaseNames[kind] + " " + res.Versions[versionKey(kind)], Debezium: res.Versions["debezium"],
+		Ceiling: db.ceilingName(), Load: res.Load}
+	table := renderTable(heading, res.Summary, res.Machine, res.Seconds)
 	fmt.Print(table)
-	if err := os.WriteFile(filepath.Join(o.out, "table.txt"), []byte(table), 0o644); err != nil {
+	if err := os.WriteFile(out.path("table.txt"), []byte(table), 0o644); err != nil {
 		return err
 	}
 	raw, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(o.out, "results.json")
+	path := out.path("results.json")
 	if err := os.WriteFile(path, raw, 0o644); err != nil {
 		return err
 	}
 	fmt.Printf("\nraw results: %s\n", path)
 	if o.profile {
-		fmt.Printf("cdcd profiles (written when cdcd stops, if cmd/cdcd wires startProfiles): go tool pprof -top %s %s\n",
-			o.cdcdBin, filepath.Join(o.out, "cdcd.cpu.pprof"))
+		fmt.Printf("cdcd profiles (written when cdcd stops): go tool pprof -top %s %s\n", o.cdcdBin, out.path("cdcd.cpu.pprof"))
 	}
 	return nil
+}
+
+var databaseNames = map[string]string{"postgres": "PostgreSQL", "mariadb": "MariaDB"}
+
+// versionKey names the database's version in results.json ("postgresql", as before MariaDB was measured).
+func versionKey(kind string) string { return strings.ToLower(databaseNames[kind]) }
+
+// loadAverage is /proc/loadavg's 1, 5 and 15 minute load averages.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func cdcdVersion(bin string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -11,12 +12,11 @@ import (
 
 // bench holds what every measurement shares.
 type bench struct {
-	db          *database
+	db          sourceDB
 	kafka       *broker
 	topicPrefix string // every topic of this run starts with it
 	txSize      int
 	timeout     time.Duration // for one drain or one latency run to reach Kafka
-	recvlogical string        // pg_recvlogical binary
 	log         *slog.Logger
 }
 
@@ -40,7 +40,8 @@ type drainResult struct {
 	KafkaCeiling *ceilingData `json:"kafka_ceiling,omitempty"`
 }
 
-// ceilingData is pg_recvlogical reading the same backlog from a slot created beside the system's.
+// ceilingData is a client reading the same backlog raw from the database (pg_recvlogical from a slot
+// created beside the system's, or a binlog reader), or a plain Kafka producer.
 type ceilingData struct {
 	Seconds      float64 `json:"seconds"`
 	EventsPerSec float64 `json:"events_per_sec"`
@@ -58,13 +59,14 @@ type latencyResult struct {
 	Correctness correctness `json:"correctness"`
 }
 
-// capture is one connector of one system on its own table, slot, publication and topic.
+// capture is one connector of one system on its own table and topics (and, on PostgreSQL, slot and
+// publication named after id).
 type capture struct {
 	sys    *system
+	id     string
 	name   string
 	table  string
-	slot   string
-	prefix string
+	prefix string // topic.prefix: every topic of the capture starts with it
 	topic  string
 	writer *writer
 }
@@ -73,19 +75,19 @@ func (b *bench) newCapture(sys *system, id string) *capture {
 	prefix := b.topicPrefix + "." + id
 	table := "t_" + id
 	return &capture{
-		sys: sys, name: "bench-" + id, table: table, slot: "cdcdbench_" + id,
-		prefix: prefix, topic: prefix + ".public." + table, writer: newWriter(b.db.conn, table),
+		sys: sys, id: id, name: "bench-" + id, table: table,
+		prefix: prefix, topic: b.db.dataTopic(prefix, table), writer: newWriter(b.db, table),
 	}
 }
 
 // start creates the topic, the table (with populate rows already there) and the connector, and returns
-// once a first change made after the slot exists has reached Kafka: from then on the connector has an
-// offset to resume from, and nothing of the workload is missed.
+// once a first change made after the connector streams has reached Kafka: from then on the connector
+// has an offset to resume from, and nothing of the workload is missed.
 func (b *bench) start(ctx context.Context, c *capture, populate int) error {
 	if err := b.kafka.createTopic(ctx, c.topic); err != nil {
 		return err
 	}
-	if err := b.db.createTable(ctx, c.table); err != nil {
+	if err := b.db.prepare(ctx, c); err != nil {
 		return err
 	}
 	if populate > 0 {
@@ -93,23 +95,22 @@ func (b *bench) start(ctx context.Context, c *capture, populate int) error {
 			return err
 		}
 	}
-	cfg := connectorConfig(b.db.server, b.db.name, c.prefix, c.slot, c.table, c.sys.tuning)
-	if err := c.sys.createConnector(ctx, c.name, cfg); err != nil {
+	if err := c.sys.createConnector(ctx, c.name, b.db.connectorConfig(c, c.sys.tuning)); err != nil {
 		return err
 	}
 	if err := c.sys.waitConnectorState(ctx, c.name, "RUNNING", 1, 2*time.Minute); err != nil {
 		return err
 	}
-	if err := b.db.waitSlot(ctx, c.slot, true, 2*time.Minute); err != nil {
+	if err := b.db.waitStreaming(ctx, c); err != nil {
 		return err
 	}
 	if _, err := c.writer.commit(ctx, insertWorkload, 1); err != nil {
 		return err
 	}
-	return b.kafka.waitForRecords(ctx, c.topic, 1, 2*time.Minute)
+	return b.kafka.waitForRecords(ctx, c.topic, 1, 2*time.Minute, c.sys.tasksAlive(c.name))
 }
 
-// pause stops the connector (it records its offset) and waits until its walsender has let go of the slot.
+// pause stops the connector (it records its offset) and waits until it has let go of the database.
 func (b *bench) pause(ctx context.Context, c *capture) error {
 	if err := c.sys.stopConnector(ctx, c.name); err != nil {
 		return err
@@ -117,18 +118,16 @@ func (b *bench) pause(ctx context.Context, c *capture) error {
 	if err := c.sys.waitConnectorState(ctx, c.name, "STOPPED", 0, 2*time.Minute); err != nil {
 		return err
 	}
-	return b.db.waitSlot(ctx, c.slot, false, 2*time.Minute)
+	return b.db.waitReleased(ctx, c)
 }
 
 // cleanup removes everything the capture created; it runs even after a failed measurement.
 func (b *bench) cleanup(ctx context.Context, c *capture) {
 	steps := []func() error{
 		func() error { return c.sys.deleteConnector(ctx, c.name) },
-		func() error { return b.db.waitSlot(ctx, c.slot, false, time.Minute) },
-		func() error { return b.db.dropSlot(ctx, c.slot) },
-		func() error { return b.db.exec(ctx, "DROP PUBLICATION IF EXISTS "+c.slot) },
-		func() error { return b.db.dropTable(ctx, c.table) },
-		func() error { return b.kafka.deleteTopics(ctx, c.prefix+".") },
+		func() error { return b.db.release(ctx, c) },
+		// The data topics, and on MariaDB the schema change topic (the prefix) and the schema history.
+		func() error { return b.kafka.deleteTopics(ctx, c.prefix) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -162,7 +161,8 @@ func (b *bench) readBack(ctx context.Context, c *capture) (seen []change, commit
 }
 
 // drain measures how fast sys empties a backlog of rows changes of workload wl that piled up while its
-// connector was stopped. With ceiling, pg_recvlogical then reads the same backlog from a second slot.
+// connector was stopped. With ceiling, a raw reader (pg_recvlogical, a binlog reader) then reads the same
+// backlog from the database.
 func (b *bench) drain(ctx context.Context, sys *system, wl workload, round, rows int, ceiling bool) (res drainResult, err error) {
 	c := b.newCapture(sys, fmt.Sprintf("%s_%s_r%d", wl.Name, sys.name, round))
 	defer b.cleanup(ctx, c)
@@ -177,21 +177,26 @@ func (b *bench) drain(ctx context.Context, sys *system, wl workload, round, rows
 	if err := b.pause(ctx, c); err != nil {
 		return res, err
 	}
-	ceilingSlot := c.slot + "_ceiling"
+	var raw ceilingReader
 	if ceiling {
-		if err := b.db.createSlot(ctx, ceilingSlot); err != nil {
+		if raw, err = b.db.markCeiling(ctx, c); err != nil {
 			return res, err
 		}
-		defer b.db.dropSlot(ctx, ceilingSlot)
+		defer func() {
+			if err := raw.close(ctx); err != nil {
+				b.log.Warn("cleanup", "connector", c.name, "error", err)
+			}
+		}()
 	}
 	b.log.Info("writing backlog", "system", sys.name, "workload", wl.Name, "round", round, "changes", rows)
 	changes, err := c.writer.backlog(ctx, wl, rows, b.txSize)
 	if err != nil {
 		return res, err
 	}
-	endLSN, err := b.db.currentLSN(ctx)
-	if err != nil {
-		return res, err
+	if ceiling {
+		if err := raw.markEnd(ctx); err != nil {
+			return res, err
+		}
 	}
 	res.Changes = len(changes)
 	want := int64(1 + len(changes)) // the primer, then the backlog
@@ -212,7 +217,7 @@ func (b *bench) drain(ctx context.Context, sys *system, wl workload, round, rows
 	if err := sys.resumeConnector(ctx, c.name); err != nil {
 		return res, err
 	}
-	if err := b.kafka.waitForRecords(ctx, c.topic, want, b.timeout); err != nil {
+	if err := b.kafka.waitForRecords(ctx, c.topic, want, b.timeout, c.sys.tasksAlive(c.name)); err != nil {
 		return res, err
 	}
 	res.WallSeconds = time.Since(started).Seconds()
@@ -228,8 +233,7 @@ func (b *bench) drain(ctx context.Context, sys *system, wl workload, round, rows
 	}
 
 	if ceiling {
-		// The publication is the connector's; it must still exist while pg_recvlogical decodes.
-		elapsed, err := recvlogicalCeiling(ctx, b.recvlogical, b.db.server, b.db.name, ceilingSlot, c.slot, endLSN)
+		elapsed, err := raw.read(ctx)
 		if err != nil {
 			return res, err
 		}
@@ -270,11 +274,11 @@ func (b *bench) latency(ctx context.Context, sys *system, round, rate int, d tim
 		return res, err
 	}
 	b.log.Info("offering load", "system", sys.name, "round", round, "rows_per_sec", rate, "seconds", d.Seconds())
-	changes, err := c.writer.paced(ctx, rate, d)
+	changes, committedMs, err := c.writer.paced(ctx, rate, d)
 	if err != nil {
 		return res, err
 	}
-	if err := b.kafka.waitForRecords(ctx, c.topic, int64(1+len(changes)), b.timeout); err != nil {
+	if err := b.kafka.waitForRecords(ctx, c.topic, int64(1+len(changes)), b.timeout, c.sys.tasksAlive(c.name)); err != nil {
 		return res, err
 	}
 	seen, commitMs, appendMs, _, err := b.readBack(ctx, c)
@@ -283,6 +287,9 @@ func (b *bench) latency(ctx context.Context, sys *system, round, rate int, d tim
 	}
 	if len(seen) == 0 {
 		return res, fmt.Errorf("no change events after the primer on %s", c.topic)
+	}
+	if !b.db.sourceTsIsCommitMs() {
+		commitMs = writerCommitTimes(changes, committedMs, seen, appendMs)
 	}
 	lat := make([]float64, len(seen))
 	for i := range seen {
@@ -293,4 +300,22 @@ func (b *bench) latency(ctx context.Context, sys *system, round, rate int, d tim
 	res.Correctness = checkChanges(changes, seen)
 	b.log.Info("latency", "system", sys.name, "round", round, "p50_ms", res.P50Ms, "p99_ms", res.P99Ms, "max_ms", res.MaxMs)
 	return res, nil
+}
+
+// writerCommitTimes gives each seen insert the time its COMMIT returned to the writer (committedMs runs
+// parallel to the inserts committed): a commit time to the millisecond where the events carry none, on
+// the clock the broker's append times use. An event of no committed insert (checkChanges counts it as
+// unexpected) keeps its append time, a latency of zero, rather than skewing the percentiles.
+func writerCommitTimes(committed []change, committedMs []int64, seen []change, appendMs []int64) []int64 {
+	byID := make(map[int64]int64, len(committed))
+	for i, c := range committed {
+		byID[c.ID] = committedMs[i]
+	}
+	out := slices.Clone(appendMs)
+	for i, s := range seen {
+		if ms, ok := byID[s.ID]; ok {
+			out[i] = ms
+		}
+	}
+	return out
 }

@@ -9,7 +9,7 @@ import (
 
 // summaryRow is one line of the table: a metric on both systems over the rounds, their ratio (computed
 // round by round, > 1 meaning cdcd is better whether the metric is a rate or a cost), and, for
-// throughput, the pg_recvlogical and Kafka ceilings.
+// throughput, the database's and Kafka's ceilings.
 type summaryRow struct {
 	Metric    string  `json:"metric"`
 	Cdcd      spread  `json:"cdcd"`
@@ -135,14 +135,23 @@ func correctnessText(c correctness, runs int) string {
 	return s
 }
 
+// tableHeading is what the table's title says about the run.
+type tableHeading struct {
+	Database string    // "PostgreSQL 15.8"
+	Debezium string    // the Debezium version the worker ran
+	Ceiling  string    // the database's raw reader, the ceiling column's name
+	Load     [2]string // load averages at the start and the end
+}
+
 // renderTable prints the summary for the terminal: medians with min–max over the rounds.
-func renderTable(rows []summaryRow, m machineInfo, seconds float64) string {
+func renderTable(h tableHeading, rows []summaryRow, m machineInfo, seconds float64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\ncdcd vs Debezium 3.6.1 (Kafka Connect 4.4) — %d CPUs, %d MB, %s; run took %.0f s\n",
-		m.NProc, m.MemTotalMB, m.CPUModel, seconds)
+	fmt.Fprintf(&b, "\ncdcd vs Debezium %s (Kafka Connect 4.4) on %s — %d CPUs, %d MB, %s; run took %.0f s\n",
+		h.Debezium, h.Database, m.NProc, m.MemTotalMB, m.CPUModel, seconds)
+	fmt.Fprintf(&b, "load average (1/5/15 min) %s at the start, %s at the end\n", h.Load[0], h.Load[1])
 	fmt.Fprintln(&b, "medians over rounds (min–max); ratio > 1 means cdcd is better (faster, or cheaper)")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload / metric\tcdcd\tDebezium\tratio\tpg_recvlogical\tcdcd/ceiling\tKafka producer\tcdcd/Kafka")
+	fmt.Fprintf(tw, "workload / metric\tcdcd\tDebezium\tratio\t%s\tcdcd/ceiling\tKafka producer\tcdcd/Kafka\n", h.Ceiling)
 	for _, r := range rows {
 		cdcd, dbz, ratio, ceiling, of := formatValue(r.Cdcd), formatValue(r.Debezium), formatRatio(r.Ratio), "", ""
 		kafka, ofKafka := "", ""

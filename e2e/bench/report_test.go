@@ -50,8 +50,9 @@ func TestSummarizeRatiosAreRoundByRoundAndCdcdBetterAboveOne(t *testing.T) {
 		t.Error("a workload that did not run got a row")
 	}
 
-	table := renderTable(rows, machineInfo{NProc: 2, MemTotalMB: 1024, CPUModel: "x"}, 60)
-	for _, want := range []string{"insert 1 KB rows drain, events/s", "25,000 (20,000–30,000)", "3.50× (3.00–4.00)", "50,000 (40,000–60,000)", "50%", "100,000 (80,000–120,000)", "25%", "2 / 1 / 0"} {
+	heading := tableHeading{Database: "MariaDB 10.11.6", Debezium: "3.5.0.Final", Ceiling: "binlog raw read", Load: [2]string{"1.00 2.00 3.00", "4.00 5.00 6.00"}}
+	table := renderTable(heading, rows, machineInfo{NProc: 2, MemTotalMB: 1024, CPUModel: "x"}, 60)
+	for _, want := range []string{"Debezium 3.5.0.Final", "on MariaDB 10.11.6", "binlog raw read", "4.00 5.00 6.00 at the end", "insert 1 KB rows drain, events/s", "25,000 (20,000–30,000)", "3.50× (3.00–4.00)", "50,000 (40,000–60,000)", "50%", "100,000 (80,000–120,000)", "25%", "2 / 1 / 0"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}

@@ -32,28 +32,6 @@ type system struct {
 	http   *http.Client
 }
 
-// connectorConfig is the connector both systems run: pgoutput, its own slot and publication, one table,
-// no snapshot (the measurements are about streaming).
-func connectorConfig(server pgServer, db, prefix, slot, table string, tuning map[string]string) map[string]string {
-	cfg := map[string]string{
-		"connector.class":             "io.debezium.connector.postgresql.PostgresConnector",
-		"plugin.name":                 "pgoutput",
-		"database.hostname":           server.Host,
-		"database.port":               strconv.Itoa(server.Port),
-		"database.user":               server.User,
-		"database.password":           "",
-		"database.dbname":             db,
-		"topic.prefix":                prefix,
-		"slot.name":                   slot,
-		"publication.name":            slot,
-		"publication.autocreate.mode": "filtered",
-		"table.include.list":          "public." + table,
-		"snapshot.mode":               "no_data",
-	}
-	maps.Copy(cfg, tuning)
-	return cfg
-}
-
 // workerConfig is a standalone worker writing JSON with schemas (JsonConverter's default) to brokers.
 func workerConfig(brokers []string, offsetsFile string, port int, extra map[string]string) map[string]string {
 	cfg := map[string]string{
@@ -90,17 +68,33 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
+// outFiles names a database's files in the results directory: PostgreSQL's keep the names of the runs
+// before MariaDB was measured (results.json, cdcd.log…), MariaDB's carry its name (results-mariadb.json,
+// cdcd-mariadb.log…).
+type outFiles struct{ dir, kind string }
+
+func (o outFiles) path(name string) string {
+	if o.kind != "postgres" {
+		stem, ext, _ := strings.Cut(name, ".")
+		name = stem + "-" + o.kind
+		if ext != "" {
+			name += "." + ext
+		}
+	}
+	return filepath.Join(o.dir, name)
+}
+
 // startCdcd runs bin as a standalone worker without connectors; env adds to the environment (profiles).
-func startCdcd(ctx context.Context, bin, dir string, brokers []string, env []string) (*system, error) {
+func startCdcd(ctx context.Context, bin string, out outFiles, brokers []string, env []string) (*system, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	worker := filepath.Join(dir, "cdcd-worker.properties")
-	if err := writeProperties(worker, workerConfig(brokers, filepath.Join(dir, "cdcd.offsets"), port, nil)); err != nil {
+	worker := out.path("cdcd-worker.properties")
+	if err := writeProperties(worker, workerConfig(brokers, out.path("cdcd.offsets"), port, nil)); err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(dir, "cdcd.log"))
+	logFile, err := os.Create(out.path("cdcd.log"))
 	if err != nil {
 		return nil, err
 	}
@@ -144,49 +138,75 @@ var debeziumTuning = map[string]string{
 	"poll.interval.ms": "10",
 }
 
-// startDebezium runs the reference Kafka Connect worker through connect.sh with connectHome as its
-// CDCD_E2E_DIR: a home of the benchmark's own (bench.sh links the installed jars into it) keeps its pid
-// file apart from the reference worker other engineers run, and its REST API gets a free port.
-// ConnectStandalone wants a connector file, so it gets a STOPPED placeholder that never starts a task
-// and is deleted once the worker is up.
-func startDebezium(ctx context.Context, connectScript, connectHome, dir string, brokers []string, server pgServer, db string) (*system, error) {
+// connectScript runs e2e/debezium/connect.sh for the database's instance (CDCD_CONNECT_INSTANCE:
+// Debezium's PostgreSQL or MariaDB plugin) with connectHome as its CDCD_E2E_DIR.
+type connectScript struct {
+	path, home, instance string
+}
+
+func (c connectScript) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "bash", append([]string{c.path}, args...)...)
+	cmd.Env = append(os.Environ(), "CDCD_E2E_DIR="+c.home, "CDCD_CONNECT_INSTANCE="+c.instance)
+	return cmd
+}
+
+func (c connectScript) run(ctx context.Context, args ...string) error {
+	cmd := c.command(ctx, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("connect.sh %s: %w", args[0], err)
+	}
+	return nil
+}
+
+// debeziumVersion is the version of the instance's Debezium plugin.
+func (c connectScript) debeziumVersion() string {
+	out, err := c.command(context.Background(), "debezium-version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// pidFile is where connect.sh keeps the instance's worker pid (connect.pid, connect-mariadb.pid).
+func (c connectScript) pidFile() string {
+	return outFiles{dir: filepath.Join(c.home, "debezium"), kind: c.instance}.path("connect.pid")
+}
+
+// startDebezium runs the reference Kafka Connect worker through connect.sh with a home of the
+// benchmark's own (bench.sh links the installed jars into it): that keeps its pid file apart from the
+// reference worker other engineers run, and its REST API gets a free port. ConnectStandalone wants a
+// connector file, so it gets a STOPPED placeholder that never starts a task and is deleted once the
+// worker is up.
+func startDebezium(ctx context.Context, connect connectScript, out outFiles, brokers []string, db sourceDB) (*system, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	worker := filepath.Join(dir, "debezium-worker.properties")
-	if err := writeProperties(worker, workerConfig(brokers, filepath.Join(dir, "debezium.offsets"), port,
+	worker := out.path("debezium-worker.properties")
+	if err := writeProperties(worker, workerConfig(brokers, out.path("debezium.offsets"), port,
 		map[string]string{"offset.flush.interval.ms": "1000"})); err != nil {
 		return nil, err
 	}
-	const placeholder = "bench-placeholder"
+	placeholder := &capture{id: "placeholder", name: "bench-placeholder", table: "placeholder", prefix: "cdcdbench-placeholder"}
 	idle, err := json.Marshal(map[string]any{
-		"name":          placeholder,
-		"config":        connectorConfig(server, db, "cdcdbench-placeholder", "cdcdbench_placeholder", "placeholder", nil),
+		"name":          placeholder.name,
+		"config":        db.connectorConfig(placeholder, nil),
 		"initial_state": "STOPPED",
 	})
 	if err != nil {
 		return nil, err
 	}
-	idleFile := filepath.Join(dir, "debezium-placeholder.json")
+	idleFile := out.path("debezium-placeholder.json")
 	if err := os.WriteFile(idleFile, idle, 0o644); err != nil {
 		return nil, err
 	}
-	runDir := filepath.Join(dir, "connect")
-	connectSh := func(ctx context.Context, args ...string) error {
-		cmd := exec.CommandContext(ctx, "bash", append([]string{connectScript}, args...)...)
-		cmd.Env = append(os.Environ(), "CDCD_E2E_DIR="+connectHome)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("connect.sh %s: %w", args[0], err)
-		}
-		return nil
-	}
-	if err := connectSh(ctx, "run", worker, idleFile, runDir); err != nil {
+	runDir := out.path("connect")
+	if err := connect.run(ctx, "run", worker, idleFile, runDir); err != nil {
 		return nil, err
 	}
-	stop := func() error { return connectSh(context.Background(), "stop") }
-	pidText, err := os.ReadFile(filepath.Join(connectHome, "debezium", "connect.pid"))
+	stop := func() error { return connect.run(context.Background(), "stop") }
+	pidText, err := os.ReadFile(connect.pidFile())
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("connect.sh left no pid file: %w", err)
@@ -204,11 +224,11 @@ func startDebezium(ctx context.Context, connectScript, connectHome, dir string, 
 		stop()
 		return nil, fmt.Errorf("debezium (log %s): %w", filepath.Join(runDir, "connect.log"), err)
 	}
-	if err := s.waitConnectorState(ctx, placeholder, "STOPPED", 0, 2*time.Minute); err != nil {
+	if err := s.waitConnectorState(ctx, placeholder.name, "STOPPED", 0, 2*time.Minute); err != nil {
 		stop()
 		return nil, err
 	}
-	if err := s.deleteConnector(ctx, placeholder); err != nil {
+	if err := s.deleteConnector(ctx, placeholder.name); err != nil {
 		stop()
 		return nil, err
 	}
@@ -329,5 +349,27 @@ func (s *system) waitConnectorState(ctx context.Context, name, state string, tas
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// tasksAlive returns a check that fails, with the task's trace, once a task of connector name has
+// failed. A status the worker does not answer (busy, or the connector just created) passes: the wait
+// that asks has its own timeout.
+func (s *system) tasksAlive(name string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		body, err := s.call(ctx, http.MethodGet, "/connectors/"+name+"/status", nil)
+		if err != nil {
+			return nil
+		}
+		var st connectorStatus
+		if err := json.Unmarshal(body, &st); err != nil {
+			return nil
+		}
+		for _, t := range st.Tasks {
+			if t.State == "FAILED" {
+				return fmt.Errorf("%s connector %s task failed: %s", s.name, name, t.Trace)
+			}
+		}
+		return nil
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/metrics"
 	"github.com/cdcd/cdcd/source/mysql/ddl"
 	"github.com/cdcd/cdcd/source/mysql/tables"
 	"github.com/cdcd/cdcd/source/mysql/types"
@@ -33,6 +34,7 @@ type Reader struct {
 
 	changeSchemas ddl.SchemaChangeSchemas
 	catalog       *ddl.Catalog
+	metrics       *metrics.Stream
 	schemas       map[tables.ID]*tableSchema // built on first use, dropped when a DDL changes the table
 	history       *history
 }
@@ -45,7 +47,8 @@ func NewReader(cfg *Config, start *Offset, log *slog.Logger) *Reader {
 	}
 	src := schema.BinlogSourceSchema(name)
 	return &Reader{cfg: cfg, start: start, log: log, headers: source.ContextHeaders(cfg.TopicPrefix, cfg.Connector()),
-		sourceSchema: src, changeSchemas: ddl.NewSchemaChangeSchemas(cfg.Connector(), src), now: time.Now, schemas: map[tables.ID]*tableSchema{}}
+		sourceSchema: src, changeSchemas: ddl.NewSchemaChangeSchemas(cfg.Connector(), src), now: time.Now, schemas: map[tables.ID]*tableSchema{},
+		metrics: metrics.NewStream(cfg.Name)}
 }
 
 // Release is a no-op: unlike a replication slot, the binlog is kept by the server's expiry settings, not
@@ -185,6 +188,9 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 		User: r.cfg.User, Password: r.cfg.Password, HeartbeatPeriod: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		// A lost connection ends the task attempt; the worker restarts it from the durable offset.
 		MaxReconnectAttempts: 1, DisableRetrySync: true, Logger: r.log.With("component", "binlog"),
+		// Events go-mysql decodes ahead of the pipeline: its default (10,240) made memory grow with the
+		// backlog; the pipeline's own bounded queue does the buffering.
+		EventCacheCount: 256,
 	}
 	types.SyncerConfig(&cfg)
 	syncer := replication.NewBinlogSyncer(cfg)
@@ -203,6 +209,8 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 		return fmt.Errorf("starting binlog replication at %s: %w", pos, err)
 	}
 	r.log.Info("streaming the binlog", "position", pos.String())
+	r.metrics.Connected(true)
+	defer r.metrics.Connected(false)
 	for {
 		ev, err := r.nextEvent(ctx, streamer)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {

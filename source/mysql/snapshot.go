@@ -14,6 +14,7 @@ import (
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/metrics"
 	"github.com/cdcd/cdcd/source/mysql/ddl"
 	"github.com/cdcd/cdcd/source/mysql/tables"
 	"github.com/cdcd/cdcd/source/mysql/types"
@@ -345,6 +346,10 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 		}
 		return nil
 	}
+	report := metrics.NewSnapshot(r.cfg.Name)
+	report.Start(len(progress.Tables), 0)
+	defer report.Stop()
+	tablesDone, rowsRead := 0, int64(0)
 	firstTable := true
 	for i := range progress.Tables {
 		tp := &progress.Tables[i]
@@ -372,6 +377,7 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 					return err
 				}
 				tp.Rows++
+				rowsRead++
 				raw := make([]any, len(values))
 				for i := range values {
 					raw[i] = values[i]
@@ -393,6 +399,8 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 		// The table counts as done once its last row is delivered: the held row goes out in a later batch,
 		// whose offset is the first to carry this.
 		tp.Done = true
+		tablesDone++
+		report.Progress(tablesDone, rowsRead, -1)
 	}
 	if err := release(true); err != nil {
 		return Offset{}, err

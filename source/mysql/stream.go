@@ -217,6 +217,7 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 		}
 		src := st.r.cfg.sourceStruct(st.r.sourceSchema, sourceBlock{ts: st.eventTime(), db: id.Database, table: id.Table,
 			serverID: st.serverID, gtid: st.txGTID, file: st.file, pos: pos, row: int32(rowIndex), thread: st.thread, query: st.query})
+		st.r.metrics.Event(op)
 		first, err := ts.rowStruct(e.Rows[i], st.r.cfg.Modes.FromBinlog)
 		if err != nil {
 			return st.errorf(pos, "%w", err)
@@ -333,6 +334,7 @@ func (st *stream) commit(ctx context.Context, end int64) error {
 	}
 	st.send(source.Batch{Events: st.pending, Offset: off.Fields(), Position: binlogPosition{off}})
 	st.pending, st.committed = nil, off
+	st.r.metrics.Committed(st.eventTime(), st.r.now())
 	st.inTx, st.txGTID, st.txEvents, st.query, st.skipEvents, st.skipRows = false, "", 0, "", 0, 0
 	return ctx.Err()
 }

@@ -136,4 +136,3 @@ func (o Offset) skipThrough() LSN {
 	}
 	return o.LSN
 }
-

@@ -235,6 +235,8 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 		return &fatalError{fmt.Errorf("START_REPLICATION of slot %q at %s: %w", r.cfg.SlotName, startLSN, err)}
 	}
 	r.log.Info("streaming", "slot", r.cfg.SlotName, "from", startLSN.String())
+	st.metrics.Connected(true)
+	defer st.metrics.Connected(false)
 
 	var received LSN = startLSN
 	receivedGauge := receivedLSN.WithLabelValues(r.cfg.Name)

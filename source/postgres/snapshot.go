@@ -17,6 +17,7 @@ import (
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/metrics"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
 )
 
@@ -70,6 +71,7 @@ type snapshotRun struct {
 	rowsRead, rowsBefore, rowsEstimate int64
 	tablesDone                         int
 	lastReport                         time.Time
+	metrics                            *metrics.Snapshot
 }
 
 // snapshotRow is a read row on its way out, with the progress it completes.
@@ -95,7 +97,7 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 		return nil, err
 	}
 	conn := conns[0]
-	run := &snapshotRun{r: r, out: out, conn: conn, exp: exp, started: time.Now(), streamAt: streamAt}
+	run := &snapshotRun{r: r, out: out, conn: conn, exp: exp, started: time.Now(), streamAt: streamAt, metrics: metrics.NewSnapshot(r.cfg.Name)}
 	if err := conn.QueryRow(ctx, "SELECT txid_current()").Scan(&run.txID); err != nil {
 		return nil, fmt.Errorf("snapshot transaction id: %w", err)
 	}
@@ -108,7 +110,7 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 	})
 	run.progress = planProgress(prev, tables, uint64(exp.position), uint64(streamAt))
 	run.startReport(ctx, tables)
-	defer snapshotRunning.WithLabelValues(r.cfg.Name).Set(0)
+	defer run.metrics.Stop()
 	r.log.Info("snapshot started", "tables", len(run.progress.Tables), "rows_estimated", run.rowsEstimate, "threads", len(conns), "position", exp.position.String(), "resumed", prev != nil)
 
 	byID := make(map[string]*catalog.Table, len(tables))
@@ -462,7 +464,6 @@ func (s *snapshotRun) envelope(t *table, row, src *schema.Struct) *schema.Struct
 // startReport sets the snapshot's metrics at its start: the tables, the rows a resumed snapshot already
 // delivered, and PostgreSQL's estimate of all rows (pg_class.reltuples), from which the time left follows.
 func (s *snapshotRun) startReport(ctx context.Context, tables []*catalog.Table) {
-	name := s.r.cfg.Name
 	oids := make([]uint32, 0, len(tables))
 	for _, t := range tables {
 		if tp := s.progress.Table(t.Schema + "." + t.Name); tp != nil && !tp.Done {
@@ -480,26 +481,21 @@ func (s *snapshotRun) startReport(ctx context.Context, tables []*catalog.Table) 
 	_ = s.conn.QueryRow(ctx, "SELECT coalesce(sum(greatest(reltuples, 0)), 0)::bigint FROM pg_class WHERE oid = ANY($1)", oids).Scan(&estimate)
 	s.rowsEstimate = s.rowsBefore + estimate
 	s.lastReport = time.Now()
-	snapshotRunning.WithLabelValues(name).Set(1)
-	snapshotTables.WithLabelValues(name, "total").Set(float64(len(s.progress.Tables)))
-	snapshotRowsEstimate.WithLabelValues(name).Set(float64(s.rowsEstimate))
+	s.metrics.Start(len(s.progress.Tables), s.rowsEstimate)
 	s.report(false)
 }
 
 // report updates the progress metrics, and logs progress every ten seconds. Callers hold mu (or run
 // before the readers start).
 func (s *snapshotRun) report(final bool) {
-	name := s.r.cfg.Name
 	scanned := s.rowsBefore + s.rowsRead
-	snapshotTables.WithLabelValues(name, "done").Set(float64(s.tablesDone))
-	snapshotRows.WithLabelValues(name).Set(float64(scanned))
 	elapsed := time.Since(s.started).Seconds()
 	var remaining float64
 	rate := float64(s.rowsRead) / max(elapsed, 0.001)
 	if !final && rate > 0 && s.rowsEstimate > scanned {
 		remaining = float64(s.rowsEstimate-scanned) / rate
 	}
-	snapshotRemainingSeconds.WithLabelValues(name).Set(remaining)
+	s.metrics.Progress(s.tablesDone, scanned, remaining)
 	if !final && time.Since(s.lastReport) >= 10*time.Second {
 		s.lastReport = time.Now()
 		s.r.log.Info("snapshot progress", "tables_done", s.tablesDone, "tables", len(s.progress.Tables), "rows", scanned,

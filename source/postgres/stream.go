@@ -11,11 +11,11 @@ import (
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/metrics"
 )
 
 // streamState turns pgoutput messages into batches of Debezium events. It belongs to the reader goroutine.
@@ -52,17 +52,12 @@ type streamState struct {
 
 	rows rowDecoder // decodes inserts, updates and deletes without copying
 
-	// Metric children, looked up once.
-	opCount      map[byte]prometheus.Counter
-	transactions prometheus.Counter
+	metrics *metrics.Stream
 }
 
 func newStreamState(cfg *Config, sql *pgx.Conn, start *Offset, headers []source.Header, log *slog.Logger) *streamState {
 	st := &streamState{cfg: cfg, sql: sql, log: log, tables: newTableCache(cfg, sql, headers, log), now: time.Now,
-		opCount: map[byte]prometheus.Counter{}, transactions: transactionsTotal.WithLabelValues(cfg.Name)}
-	for _, op := range "cudtm" {
-		st.opCount[byte(op)] = eventsTotal.WithLabelValues(cfg.Name, string(op))
-	}
+		metrics: metrics.NewStream(cfg.Name)}
 	if start != nil {
 		st.lastCommit = start.LastCommit
 		st.xid = uint32(start.TxID)
@@ -127,7 +122,7 @@ func (st *streamState) handle(ctx context.Context, xld pglogrepl.XLogData) error
 // records. Transactions without captured changes still yield an (empty) batch, so their commit is recorded
 // and the slot moves on even when no captured table changes.
 func (st *streamState) commit(end LSN) {
-	st.transactions.Inc()
+	st.metrics.Committed(st.commitTime, st.now())
 	st.lastCommit = end
 	st.skipBelow = 0
 	off := st.boundaryOffset(end, "COMMIT")
@@ -267,7 +262,7 @@ func (st *streamState) change(lsn LSN, relID uint32, op byte, oldTuple *pglogrep
 		}
 	}
 	src := st.sourceInfo(lsn, t.schemaName, t.name, true)
-	st.opCount[op].Inc()
+	st.metrics.Event(op)
 	switch op {
 	case 'c':
 		st.emit(t.event(t.key(after), st.envelope(t, "c", nil, after, src)))
@@ -317,7 +312,7 @@ func (st *streamState) truncate(lsn LSN, m *pglogrepl.TruncateMessage) error {
 			continue
 		}
 		src := st.sourceInfo(lsn, t.schemaName, t.name, true)
-		st.opCount['t'].Inc()
+		st.metrics.Event('t')
 		ev := t.event(nil, st.envelope(t, "t", nil, nil, src))
 		st.emit(ev)
 	}
@@ -350,7 +345,7 @@ func (st *streamState) message(lsn LSN, m *pglogrepl.LogicalDecodingMessage) err
 	body := schema.NewStruct(valueSchema.Field("message")).Set("prefix", m.Prefix).Set("content", content)
 	now := st.now()
 	value := schema.NewStruct(valueSchema).Set("op", "m").Set("ts_ms", now.UnixMilli()).Set("source", src).Set("message", body)
-	st.opCount['m'].Inc()
+	st.metrics.Event('m')
 	ev := source.Event{Topic: st.cfg.Topics.MessageTopic(), KeySchema: keySchema, Key: key, ValueSchema: valueSchema, Value: value}
 	if m.Transactional {
 		st.emit(ev)

@@ -52,7 +52,11 @@ var charsets = map[string]encoding.Encoding{
 // decodeString is BinlogValueConverters.convertString for the bytes of a character column in the
 // binlog, which carries them in the column's character set.
 func decodeString(charset string, b []byte) string {
-	if enc, ok := charsets[strings.ToLower(charset)]; ok {
+	cs := strings.ToLower(charset)
+	if enc, ok := charsets[cs]; ok {
+		if !wideCharsets[cs] && isASCII(b) {
+			return string(b) // every other charset here encodes ASCII as itself: no decoder needed
+		}
 		if s, err := enc.NewDecoder().Bytes(b); err == nil {
 			return string(s)
 		}
@@ -61,4 +65,16 @@ func decodeString(charset string, b []byte) string {
 		return string(b)
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// wideCharsets encode even ASCII in more than one byte.
+var wideCharsets = map[string]bool{"ucs2": true, "utf16": true, "utf16le": true, "utf32": true}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
