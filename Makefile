@@ -28,8 +28,10 @@ unit:
 
 conformance:
 	$(call require,e2e/debezium/conformance.sh)
+	python3 -m unittest discover -s e2e/debezium -p '*_test.py'
 	bash e2e/debezium/conformance.sh
 
+# PostgreSQL, then MariaDB; BENCH_DB=postgres or BENCH_DB=mariadb runs one, CDCD_BENCH_FLAGS adds flags of e2e/bench.
 bench:
 	$(call require,e2e/bench.sh)
 	bash e2e/bench.sh

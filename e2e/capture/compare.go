@@ -162,7 +162,7 @@ func envelopeRules(raw []byte, payload *node, mode Mode) []*node {
 	}
 	pick(source, "version")
 	if mode == Replay || inSnapshot(raw, source) {
-		pick(source, "ts_ms", "ts_us", "ts_ns", "lsn", "txId", "sequence", "xmin", "file", "pos", "gtid", "thread")
+		pick(source, "ts_ms", "ts_us", "ts_ns", "lsn", "txId", "sequence", "xmin", "file", "pos", "gtid")
 	}
 	if mode == Replay {
 		if tx := payload.get("transaction"); tx != nil {

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # What `make conformance` runs: cdcd side by side with the real Debezium 3.6.1.Final (connect.sh) on ONE
-# database per PostgreSQL golden variant, so positions, transaction ids and commit times must agree too.
+# database per PostgreSQL golden variant, and with Debezium's MariaDbConnector on ONE binlog range per MariaDB
+# golden variant, so positions, transaction ids and commit times must agree too.
 #
-#   e2e/debezium/conformance.sh [VARIANT...]     (default: every variant of testdata/postgres/MANIFEST.json;
-#                                                 CDCD_CONFORMANCE_VARIANTS="a b" works as well)
+#   e2e/debezium/conformance.sh [VARIANT...]     (default: every variant of testdata/postgres/MANIFEST.json,
+#                                                 then mariadb/VARIANT for every variant of
+#                                                 testdata/mariadb/MANIFEST.json; CDCD_CONFORMANCE_VARIANTS="a b"
+#                                                 works as well, e.g. "mariadb/default mariadb/schemas-off")
 #
-# Per variant, with the golden's own worker.properties and connector.properties:
+# Per PostgreSQL variant, with the golden's own worker.properties and connector.properties:
 #  1. a fresh database from the corpus, the publication created FOR ALL TABLES up front (cdcd refuses to
 #     create one while public.no_pk has no replica identity; Debezium would) and cdcd's slot created before
 #     any change, so both slots decode the same WAL; Debezium creates its own slot when it starts;
@@ -19,16 +22,37 @@
 # snapshot-initial is the exception: a slot made up front cannot export Debezium's snapshot, so cdcd runs
 # that variant on a second fresh database and is compared with Debezium's capture in replay mode.
 #
+# Per MariaDB variant (Debezium 3.5.0.Final's MariaDbConnector, connect.sh's `mariadb` instance; see
+# testdata/mariadb/README.md), with the golden's own files pointed at the test bed's MariaDB:
+#  1. a fresh database from the corpus (schema and seed); Debezium snapshots it, streams changes.sql until the
+#     end marker and stops; its capture, its schema history topic and its offsets are kept;
+#  2. cdcd is given the binlog range Debezium streamed: an offsets file holding the snapshot's position (that
+#     of the history records written during the snapshot) as a finished snapshot, and a history topic of its
+#     own seeded with those records (cdcd recovers the tables' structure from it); the data topics are
+#     deleted and cdcd streams until the end marker (mariadb_side_by_side.py and OffsetsWrite.java help);
+#  3. Debezium's streamed records (its snapshot's are left out: cdcd takes no snapshot here) are compared with
+#     cdcd's in same-db mode, and so are the history records written while streaming and the offsets. Records
+#     past the end marker are left out (the server is shared: what a connector reads after it depends on when
+#     it stops); offsets that went past it (Debezium's onto another database's DDL, cdcd's onto any later
+#     transaction) cannot be compared, which the summary says. Known differences, counted apart: the
+#     offset's transaction boundary (Debezium records mid-transaction offsets, `pos` of the transaction's
+#     start with `event`/`row`; cdcd the position after the commit) and the zero TIMESTAMPs streamed into
+#     zero_dates, the epoch for Debezium 3.5.0, null or the column's default for 3.6.1 and cdcd. Debezium's
+#     capture is also compared with the committed golden in replay mode, other databases' schema changes
+#     (Debezium's snapshot records every database on the server) left out.
+#
 # Uses the services of e2e/services.sh (started here). Builds cdcd from this work tree unless CDCD_BIN
 # names a binary. Exit status 1 when any comparison differs; the run's files are then kept (and always with
-# CDCD_KEEP_RUNS set). Shares database, slot and topic names with goldens.sh and TestPostgresGoldens
-# (they appear in the events), so run one of them at a time.
+# CDCD_KEEP_RUNS set). Shares database, slot and topic names with goldens.sh, TestPostgresGoldens and
+# TestMariaDBGoldens (they appear in the events), so run one of them at a time. A MariaDB variant waits
+# while another run has connect.sh's `mariadb` worker going (CDCD_MARIADB_WORKER_WAIT seconds, 900).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 STATE_DIR=${CDCD_E2E_DIR:-/var/tmp/cdcd-e2e}
 PG_PORT=${CDCD_PG_PORT:-55432}
+MARIADB_PORT=${CDCD_MARIADB_PORT:-53306}
 KAFKA_PORT=${CDCD_KAFKA_PORT:-59092}
 PSQL=/usr/lib/postgresql/15/bin/psql
 CONNECT=$HERE/connect.sh
@@ -50,11 +74,30 @@ TOPIC_PREFIX=pg1
 END_MARKER=cdcd-golden-end
 SNAPSHOT_VARIANT=snapshot-initial
 
+# The MariaDB goldens' names (goldens.sh mariadb): variant V of testdata/mariadb runs as mariadb/V. cdcd's
+# history topic is the only new name.
+MDB=mariadb/
+MDB_GOLDENS=$REPO/testdata/mariadb
+MDB_CONNECT=(env CDCD_CONNECT_INSTANCE=mariadb "$CONNECT")
+MDB_REST_PORT=58084
+MDB_CONNECTOR_NAME=mdb-golden
+MDB_TOPIC_PREFIX=mdb1
+MDB_HISTORY_TOPIC=mdb1-schema-history
+MDB_CDCD_HISTORY_TOPIC=mdb1-schema-history-cdcd
+MDB_HELPER=$HERE/mariadb_side_by_side.py
+# Both connectors read the test bed's MariaDB, whatever server the golden was written against.
+MDB_SERVER_PROPS=("database.hostname=127.0.0.1" "database.port=$MARIADB_PORT")
+
 log() { printf '[conformance] %s\n' "$*" >&2; }
 die() { printf '[conformance] error: %s\n' "$*" >&2; exit 2; }
 
 psql_admin() { "$PSQL" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres "$@"; }
-capture() { "$CAPTURE" -brokers "127.0.0.1:$KAFKA_PORT" -prefix "$TOPIC_PREFIX" "$@"; }
+mariadb_admin() {
+	MYSQL_PWD=cdcd mariadb --no-defaults --protocol=TCP -h 127.0.0.1 -P "$MARIADB_PORT" -u root \
+		--default-character-set=utf8mb4 "$@"
+}
+kafka_capture() { "$CAPTURE" -brokers "127.0.0.1:$KAFKA_PORT" "$@"; }
+capture() { kafka_capture -prefix "$TOPIC_PREFIX" "$@"; }
 
 build_tools() {
 	mkdir -p "$BIN_DIR"
@@ -118,8 +161,8 @@ run_changes() { # VARIANT
 	psql_admin -d "$DB" -f "$CORPUS/changes.sql" >/dev/null
 }
 
-capture_until_end() { # OUT
-	capture -wait-for "$END_MARKER" -quiet 3s -o "$1"
+capture_until_end() { # OUT [TOPIC_PREFIX]
+	kafka_capture -prefix "${2:-$TOPIC_PREFIX}" -wait-for "$END_MARKER" -quiet 3s -o "$1"
 	sleep 2 # let one offset flush (offset.flush.interval.ms=1000) pass; a stop records offsets once more
 }
 
@@ -139,6 +182,7 @@ run_debezium() { # VARIANT DIR
 }
 
 CDCD_PID= # the cdcd this script started, while it runs
+CDCD_PORT= # its REST port
 
 stop_cdcd() {
 	[[ -n $CDCD_PID ]] || return 0
@@ -154,11 +198,11 @@ stop_cdcd() {
 	done
 }
 
-wait_cdcd_running() { # PORT LOG
+wait_cdcd_running() { # PORT LOG CONNECTOR_NAME
 	local deadline=$((SECONDS + CDCD_START_TIMEOUT)) status=
 	while ((SECONDS < deadline)); do
 		kill -0 "$CDCD_PID" 2>/dev/null || die "cdcd exited; see $2"
-		status=$(curl -fsS "http://127.0.0.1:$1/connectors/$CONNECTOR_NAME/status" 2>/dev/null || true)
+		status=$(curl -fsS "http://127.0.0.1:$1/connectors/$3/status" 2>/dev/null || true)
 		[[ $status == *'"connector":{"state":"RUNNING"'* && $status == *'"tasks":[{"id":0,"state":"RUNNING"'* ]] && return 0
 		[[ $status == *'"state":"FAILED"'* ]] && die "cdcd's connector failed: $status"
 		sleep 0.5
@@ -168,30 +212,128 @@ wait_cdcd_running() { # PORT LOG
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
+# start_cdcd RUN_DIR GOLDEN_DIR CONNECTOR_NAME KEY=VALUE... starts cdcd with the golden's files, the worker
+# given RUN_DIR/offsets.dat and a free REST port, the connector the given keys; returns once it is RUNNING.
+start_cdcd() {
+	local run_dir=$1 golden=$2 name=$3 port
+	shift 3
+	mkdir -p "$run_dir"
+	port=$(free_port)
+	CDCD_PORT=$port
+	with_props "$golden/worker.properties" "$run_dir/worker.properties" \
+		"offset.storage.file.filename=$run_dir/offsets.dat" "listeners=http://127.0.0.1:$port"
+	with_props "$golden/connector.properties" "$run_dir/connector.properties" "$@"
+	log "starting cdcd on port $port (log $run_dir/cdcd.log)"
+	(cd "$run_dir" && exec setsid "$CDCD_BIN" standalone worker.properties connector.properties) >"$run_dir/cdcd.log" 2>&1 &
+	CDCD_PID=$!
+	wait_cdcd_running "$port" "$run_dir/cdcd.log" "$name"
+}
+
+finish_cdcd() { # RUN_DIR OFFSETS_JSON
+	stop_cdcd
+	grep -q 'level=ERROR' "$1/cdcd.log" && log "warning: $1/cdcd.log has ERROR lines"
+	"$CONNECT" offsets "$1/offsets.dat" >"$2"
+}
+
 run_cdcd() { # VARIANT DIR
-	local v=$1 dir=$2 run_dir=$2/cdcd-run port snapshot_mode=no_data
+	local v=$1 dir=$2 snapshot_mode=no_data
 	capture -delete
 	if [[ $v == "$SNAPSHOT_VARIANT" ]]; then
 		fresh_database "$v" # cdcd makes its slot and exports its own snapshot, as Debezium did
 		snapshot_mode=initial
 	fi
-	mkdir -p "$run_dir"
-	port=$(free_port)
-	with_props "$GOLDENS/$v/worker.properties" "$run_dir/worker.properties" \
-		"offset.storage.file.filename=$run_dir/offsets.dat" "listeners=http://127.0.0.1:$port"
-	with_props "$GOLDENS/$v/connector.properties" "$run_dir/connector.properties" \
-		"slot.name=$CDCD_SLOT" "snapshot.mode=$snapshot_mode"
-	log "starting cdcd on port $port (log $run_dir/cdcd.log)"
-	(cd "$run_dir" && exec setsid "$CDCD_BIN" standalone worker.properties connector.properties) >"$run_dir/cdcd.log" 2>&1 &
-	CDCD_PID=$!
-	wait_cdcd_running "$port" "$run_dir/cdcd.log"
+	start_cdcd "$dir/cdcd-run" "$GOLDENS/$v" "$CONNECTOR_NAME" "slot.name=$CDCD_SLOT" "snapshot.mode=$snapshot_mode"
 	wait_slot_active "$CDCD_SLOT"
 	# Streaming variants: the changes are already in the WAL cdcd's slot holds.
 	[[ $v == "$SNAPSHOT_VARIANT" ]] && run_changes "$v"
 	capture_until_end "$dir/cdcd.jsonl"
-	stop_cdcd
-	grep -q 'level=ERROR' "$run_dir/cdcd.log" && log "warning: $run_dir/cdcd.log has ERROR lines"
-	"$CONNECT" offsets "$run_dir/offsets.dat" >"$dir/cdcd.offsets.json"
+	finish_cdcd "$dir/cdcd-run" "$dir/cdcd.offsets.json"
+}
+
+fresh_mariadb_database() {
+	mariadb_admin -e "DROP DATABASE IF EXISTS $DB; CREATE DATABASE $DB CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+	mariadb_admin "$DB" <"$MDB_GOLDENS/corpus/schema.sql"
+	mariadb_admin "$DB" <"$MDB_GOLDENS/corpus/seed.sql"
+}
+
+# wait_mariadb_snapshot returns once the snapshot's last row is out (changes made earlier would land among
+# the snapshot's records); the task can fail after it was RUNNING, so its state is checked between reads.
+wait_mariadb_snapshot() {
+	local deadline=$((SECONDS + 180)) status
+	until kafka_capture -prefix "$MDB_TOPIC_PREFIX" -wait-for '"snapshot":"last"' -timeout 5s -o /dev/null 2>/dev/null; do
+		status=$(curl -fsS "http://127.0.0.1:$MDB_REST_PORT/connectors/$MDB_CONNECTOR_NAME/status" 2>/dev/null || true)
+		[[ $status == *'"state":"FAILED"'* ]] && die "connector $MDB_CONNECTOR_NAME failed during its snapshot: $status"
+		((SECONDS < deadline)) || die "the snapshot of $MDB_CONNECTOR_NAME did not end within 180s"
+	done
+}
+
+MDB_WORKER_STARTED= # set while the mariadb reference worker runs for this script
+
+# wait_mariadb_worker_free waits until no other run has had a mariadb reference worker going for 15s: neither
+# connect.sh's (goldens.sh mariadb, another conformance run: they use the same database and topics, which this
+# script recreates, and restart the worker a few seconds after stopping it between variants) nor one with a
+# state dir of its own (the benchmark) holding the instance's REST port.
+wait_mariadb_worker_free() {
+	local pid_file=$STATE_DIR/debezium/connect-mariadb.pid pid free_since=$SECONDS busy
+	local deadline=$((SECONDS + ${CDCD_MARIADB_WORKER_WAIT:-900}))
+	while ((SECONDS - free_since < 15)); do
+		busy=
+		if pid=$(cat "$pid_file" 2>/dev/null) && grep -qs ConnectStandalone "/proc/$pid/cmdline"; then
+			busy="the mariadb reference worker of another run (pid $pid)"
+		elif (exec 3<>"/dev/tcp/127.0.0.1/$MDB_REST_PORT") 2>/dev/null; then
+			busy="whatever listens on the mariadb reference worker's REST port $MDB_REST_PORT"
+		fi
+		if [[ -n $busy ]]; then
+			((SECONDS < deadline)) || die "still busy after ${CDCD_MARIADB_WORKER_WAIT:-900}s: $busy"
+			log "waiting for $busy to stop"
+			sleep 10
+			free_since=$SECONDS
+		else
+			sleep 1
+		fi
+	done
+}
+
+run_mariadb_debezium() { # VARIANT DIR
+	local v=$1 dir=$2 run_dir=$2/debezium-run
+	with_props "$MDB_GOLDENS/$v/connector.properties" "$dir/debezium.connector.properties" "${MDB_SERVER_PROPS[@]}"
+	wait_mariadb_worker_free
+	fresh_mariadb_database
+	kafka_capture -prefix "$MDB_TOPIC_PREFIX" -topics "$MDB_HISTORY_TOPIC,$MDB_CDCD_HISTORY_TOPIC" -delete
+	"${MDB_CONNECT[@]}" run "$MDB_GOLDENS/$v/worker.properties" "$dir/debezium.connector.properties" "$run_dir"
+	MDB_WORKER_STARTED=1
+	"${MDB_CONNECT[@]}" wait-running "$MDB_CONNECTOR_NAME"
+	wait_mariadb_snapshot
+	mariadb_admin "$DB" <"$MDB_GOLDENS/corpus/changes.sql"
+	capture_until_end "$dir/debezium.jsonl" "$MDB_TOPIC_PREFIX"
+	kafka_capture -topics "$MDB_HISTORY_TOPIC" -o "$dir/debezium.history.jsonl"
+	"${MDB_CONNECT[@]}" stop
+	MDB_WORKER_STARTED=
+	grep -q 'ERROR' "$run_dir/connect.log" && log "warning: $run_dir/connect.log has ERROR lines"
+	"$CONNECT" offsets "$run_dir/offsets.dat" >"$dir/debezium.offsets.json"
+}
+
+# run_mariadb_cdcd VARIANT DIR has cdcd stream the binlog range Debezium streamed: from the position its
+# snapshot handed over to streaming, knowing the tables from its snapshot's history records.
+run_mariadb_cdcd() {
+	local v=$1 dir=$2 run_dir=$2/cdcd-run offset
+	offset=$(python3 "$MDB_HELPER" snapshot-offset "$dir/debezium.history.jsonl")
+	log "cdcd starts from Debezium's snapshot position $offset"
+	mkdir -p "$run_dir"
+	java "$HERE/OffsetsWrite.java" "$run_dir/offsets.dat" "[\"$MDB_CONNECTOR_NAME\",{\"server\":\"$MDB_TOPIC_PREFIX\"}]" "$offset"
+	kafka_capture -prefix "$MDB_TOPIC_PREFIX" -delete
+	python3 "$MDB_HELPER" snapshot-history "$dir/debezium.history.jsonl" |
+		kcat -P -b "127.0.0.1:$KAFKA_PORT" -t "$MDB_CDCD_HISTORY_TOPIC" -p 0 -D '\x1e'
+	start_cdcd "$run_dir" "$MDB_GOLDENS/$v" "$MDB_CONNECTOR_NAME" "${MDB_SERVER_PROPS[@]}" \
+		"schema.history.internal.kafka.topic=$MDB_CDCD_HISTORY_TOPIC"
+	capture_until_end "$dir/cdcd.jsonl" "$MDB_TOPIC_PREFIX"
+	# The end marker in the topics proves nothing if cdcd failed: TestMariaDBGoldens writes the same topics
+	# (and takes over the same database.server.id) when it runs meanwhile.
+	local status
+	status=$(curl -fsS "http://127.0.0.1:$CDCD_PORT/connectors/$MDB_CONNECTOR_NAME/status" 2>/dev/null || true)
+	[[ $status == *'"tasks":[{"id":0,"state":"RUNNING"'* ]] || die "cdcd's connector is not running after the capture (see $run_dir/cdcd.log): $status"
+	kafka_capture -topics "$MDB_CDCD_HISTORY_TOPIC" -o "$dir/cdcd.history.jsonl"
+	finish_cdcd "$run_dir" "$dir/cdcd.offsets.json"
 }
 
 # compare_into OUT COMPARE-ARGS... runs compare, keeps every difference line in OUT, prints them indented
@@ -208,6 +350,11 @@ compare_into() {
 
 # Lines of compare -offsets that the known transaction-boundary difference explains.
 KNOWN_OFFSET_DIFF='^connect-offsets#[0-9]+ value\.(lsn|lsn_proc|lsn_commit|messageType): '
+# The same for a binlog offset: Debezium's is the transaction's start plus the events and rows it delivered.
+KNOWN_MARIADB_OFFSET_DIFF='^connect-offsets#[0-9]+ value\.(pos|gtids|event|row): '
+# Lines of a MariaDB capture comparison that Debezium 3.5.0.Final's zero TIMESTAMP explains (the epoch where
+# 3.6.1.Final, which cdcd follows, writes null or the column's default; testdata/mariadb/README.md).
+KNOWN_MARIADB_CAPTURE_DIFF='^mdb1\.cdcd_golden\.zero_dates#[0-9]+ value\.(payload\.)?after\.zts(_nn)?: '
 
 summaries=()   # one line per variant, printed at the end
 failed=0       # 1 once any variant differs
@@ -241,24 +388,104 @@ compare_variant() {
 		"$((SECONDS - variant_start))" "$debezium_secs" "$cdcd_secs" "$([[ $mode == replay ]] && echo '  cdcd in replay mode')")")
 }
 
+# compare_mariadb_variant VARIANT DIR prints every difference and records the variant's summary line.
+compare_mariadb_variant() {
+	local v=$1 dir=$2 golden=$MDB_GOLDENS/${1#"$MDB"} end end_gtid
+	local golden_diffs capture_all capture_diffs history_diffs offset_diffs offsets_ok=yes verdict=ok
+	# The server is shared: what each connector read after the end marker depends on when it was stopped,
+	# and Debezium's snapshot records the tables of every database on it, so both are left out.
+	read -r end end_gtid < <(python3 "$MDB_HELPER" end-position "$dir/debezium.jsonl" "$END_MARKER")
+	local select=(python3 "$MDB_HELPER" select --through "$end")
+	log "$v: Debezium now vs the committed golden (replay mode, through the end marker at $end, other databases left out)"
+	"${select[@]}" --database "$DB" "$golden/capture.jsonl" >"$dir/golden.selected.jsonl"
+	"${select[@]}" --database "$DB" "$dir/debezium.jsonl" >"$dir/debezium.selected.jsonl"
+	golden_diffs=$(($(compare_into "$dir/golden.diff" -mode replay "$dir/golden.selected.jsonl" "$dir/debezium.selected.jsonl") +
+		$(compare_into "$dir/golden-offsets.diff" -mode replay -offsets "$golden/offsets.json" "$dir/debezium.offsets.json")))
+	# cdcd took no snapshot: Debezium's snapshot records, and its history records written then (which cdcd
+	# was given), are left out; the history topics get one name so their records compare.
+	"${select[@]}" --streamed "$dir/debezium.jsonl" >"$dir/debezium.streamed.jsonl"
+	"${select[@]}" "$dir/cdcd.jsonl" >"$dir/cdcd.streamed.jsonl"
+	"${select[@]}" --streamed --topic "$MDB_HISTORY_TOPIC" "$dir/debezium.history.jsonl" >"$dir/debezium.history.streamed.jsonl"
+	"${select[@]}" --streamed --topic "$MDB_HISTORY_TOPIC" "$dir/cdcd.history.jsonl" >"$dir/cdcd.history.streamed.jsonl"
+	log "$v: Debezium's streamed records (A) vs cdcd's (B), through the end marker (same-db mode)"
+	capture_all=$(compare_into "$dir/capture.diff" -mode same-db "$dir/debezium.streamed.jsonl" "$dir/cdcd.streamed.jsonl")
+	capture_diffs=$(grep -Evc "$KNOWN_MARIADB_CAPTURE_DIFF" "$dir/capture.diff" || true)
+	log "$v: Debezium (A) vs cdcd (B), schema history records written while streaming (same-db mode)"
+	history_diffs=$(compare_into "$dir/history.diff" -mode same-db "$dir/debezium.history.streamed.jsonl" "$dir/cdcd.history.streamed.jsonl")
+	log "$v: Debezium (A) vs cdcd (B), offsets (same-db mode)"
+	compare_into "$dir/offsets.diff" -mode same-db -offsets "$dir/debezium.offsets.json" "$dir/cdcd.offsets.json" >/dev/null
+	offset_diffs=$(grep -Evc "$KNOWN_MARIADB_OFFSET_DIFF" "$dir/offsets.diff" || true)
+	python3 "$MDB_HELPER" offsets --end-gtid "$end_gtid" "$dir/debezium.offsets.json" "$dir/cdcd.offsets.json" >&2 || offsets_ok=$?
+	if ((golden_diffs + capture_diffs + history_diffs + offset_diffs)) || [[ $offsets_ok != yes ]]; then
+		verdict=DIFFERS
+		failed=1
+	fi
+	summaries+=("$(printf '%-22s %-7s records %3d/%-3d capture diffs %-3d (+%d known) history diffs %d offset diffs %d (+%d known%s)  golden diffs %d  %3ds (debezium %ds, cdcd %ds)' \
+		"$v" "$verdict" "$(wc -l <"$dir/debezium.streamed.jsonl")" "$(wc -l <"$dir/cdcd.streamed.jsonl")" "$capture_diffs" \
+		"$((capture_all - capture_diffs))" "$history_diffs" "$offset_diffs" "$(($(wc -l <"$dir/offsets.diff") - offset_diffs))" \
+		"$(mariadb_offsets_note "$offsets_ok")" "$golden_diffs" \
+		"$((SECONDS - variant_start))" "$debezium_secs" "$cdcd_secs")")
+}
+
+# mariadb_offsets_note STATUS says what `mariadb_side_by_side.py offsets` found (yes, or its exit status).
+mariadb_offsets_note() {
+	case $1 in
+	yes) ;;
+	3) echo ', offsets NOT COMPARABLE: the server had transactions after the end marker' ;;
+	*) echo ', cdcd offset shape WRONG' ;;
+	esac
+}
+
+PG_RUN= # set when the run has PostgreSQL variants: only then is the PostgreSQL side cleaned up
+
 cleanup() {
 	stop_cdcd
-	"$CONNECT" stop
-	drop_slots || true
+	if [[ -n $MDB_WORKER_STARTED ]]; then "${MDB_CONNECT[@]}" stop; fi
+	if [[ -n $PG_RUN ]]; then
+		"$CONNECT" stop
+		drop_slots || true
+	fi
+}
+
+ensure_kcat() { # seeds cdcd's schema history topic
+	command -v kcat >/dev/null && return 0
+	log "installing kcat"
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends kcat >/dev/null
 }
 
 main() {
 	local variants=("$@")
 	((${#variants[@]})) || read -ra variants <<<"${CDCD_CONFORMANCE_VARIANTS:-}"
 	if ((${#variants[@]} == 0)); then
-		mapfile -t variants < <(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["variants"]))' "$GOLDENS/MANIFEST.json")
+		# Every golden variant: PostgreSQL's by name, then MariaDB's under mariadb/.
+		mapfile -t variants < <(python3 -c '
+import json, sys
+for manifest, prefix in zip(sys.argv[1::2], sys.argv[2::2]):
+    for v in json.load(open(manifest))["variants"]:
+        print(prefix + v)' "$GOLDENS/MANIFEST.json" "" "$MDB_GOLDENS/MANIFEST.json" "$MDB")
 	fi
-	local v
-	for v in "${variants[@]}"; do [[ -r $GOLDENS/$v/connector.properties ]] || die "no golden variant $v under $GOLDENS"; done
+	local v mariadb_run=
+	for v in "${variants[@]}"; do
+		if [[ $v == "$MDB"* ]]; then
+			[[ -r $MDB_GOLDENS/${v#"$MDB"}/connector.properties ]] || die "no golden variant ${v#"$MDB"} under $MDB_GOLDENS"
+			mariadb_run=1
+		else
+			[[ -r $GOLDENS/$v/connector.properties ]] || die "no golden variant $v under $GOLDENS"
+			PG_RUN=1
+		fi
+	done
 
-	"$REPO/e2e/services.sh" start postgres
 	"$REPO/e2e/services.sh" start kafka
-	"$CONNECT" install
+	if [[ -n $PG_RUN ]]; then
+		"$REPO/e2e/services.sh" start postgres
+		"$CONNECT" install
+	fi
+	if [[ -n $mariadb_run ]]; then
+		"$REPO/e2e/services.sh" start mariadb
+		"${MDB_CONNECT[@]}" install
+		ensure_kcat
+	fi
 	build_tools
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM
@@ -271,11 +498,13 @@ main() {
 		variant_start=$SECONDS
 		log "== $v"
 		mkdir -p "$work/$v"
-		run_debezium "$v" "$work/$v"
+		local kind=
+		[[ $v == "$MDB"* ]] && kind=mariadb_
+		"run_${kind}debezium" "${v#"$MDB"}" "$work/$v"
 		debezium_secs=$((SECONDS - variant_start))
-		run_cdcd "$v" "$work/$v"
+		"run_${kind}cdcd" "${v#"$MDB"}" "$work/$v"
 		cdcd_secs=$((SECONDS - variant_start - debezium_secs))
-		compare_variant "$v" "$work/$v"
+		"compare_${kind}variant" "$v" "$work/$v"
 	done
 
 	log "summary: variant, verdict, records debezium/cdcd, differences, time ($((SECONDS - run_start))s in all):"

@@ -124,12 +124,14 @@ func (st *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error
 		}
 	case *replication.QueryEvent:
 		q := strings.TrimSpace(string(e.Query))
-		st.thread = int64(e.SlaveProxyID)
 		switch {
 		case strings.EqualFold(q, "BEGIN"):
 			if !st.inTx {
 				st.begin(pos, "")
 			}
+			// Debezium knows the thread only from a BEGIN query (MySQL without GTIDs sends one; MariaDB's
+			// GTID event carries none) and forgets it at the commit.
+			st.thread = int64(e.SlaveProxyID)
 		case strings.EqualFold(q, "COMMIT"):
 			return st.commit(ctx, int64(h.LogPos))
 		default:
@@ -335,7 +337,7 @@ func (st *stream) commit(ctx context.Context, end int64) error {
 	st.send(source.Batch{Events: st.pending, Offset: off.Fields(), Position: binlogPosition{off}})
 	st.pending, st.committed = nil, off
 	st.r.metrics.Committed(st.eventTime(), st.r.now())
-	st.inTx, st.txGTID, st.txEvents, st.query, st.skipEvents, st.skipRows = false, "", 0, "", 0, 0
+	st.inTx, st.txGTID, st.txEvents, st.query, st.skipEvents, st.skipRows, st.thread = false, "", 0, "", 0, 0, -1
 	return ctx.Err()
 }
 

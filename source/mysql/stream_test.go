@@ -77,7 +77,7 @@ func TestMySQLTransaction(t *testing.T) {
 	src := b.Events[1].Value.(*schema.Struct).Get("source").(*schema.Struct)
 	checks := map[string]any{
 		"connector": "mysql", "gtid": "3e11fa47-71ca-11e1-9e33-c80aa9429562:5", "ts_ms": commit.Truncate(time.Millisecond).UnixMilli(),
-		"file": "mysql-bin.000003", "pos": int64(330), "row": int32(1), "server_id": int64(42), "thread": int64(99), "table": "t", "db": "d",
+		"file": "mysql-bin.000003", "pos": int64(330), "row": int32(1), "server_id": int64(42), "thread": int64(99), "table": "t", "db": "d", // the BEGIN's thread
 	}
 	for field, want := range checks {
 		if got := src.Get(field); got != want {
@@ -158,5 +158,33 @@ func TestGTIDSourceFilter(t *testing.T) {
 	}
 	if got := first.Position.(binlogPosition).Pos; got != 300 {
 		t.Errorf("the filtered transaction's offset is at %d, want 300", got)
+	}
+}
+
+// TestThreadComesOnlyFromBegin: a DDL query event carries a thread id too, but Debezium takes the thread only
+// from a BEGIN and forgets it at the commit, so a MariaDB transaction after a DDL (no BEGIN) has none.
+func TestThreadComesOnlyFromBegin(t *testing.T) {
+	r := testReader(t, types.MariaDB)
+	r.history = nil
+	out := make(chan source.Batch, 4)
+	st, err := r.newStream(context.Background(), out, Offset{File: "mariadb-bin.000002", Pos: 100, GTIDs: "0-1-10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.thread = 77 // as a DDL's query event would have left it before the fix
+	st.commit(context.Background(), 200)
+	<-out
+	for _, ev := range []*replication.BinlogEvent{
+		event(replication.MARIADB_GTID_EVENT, 1800000000, 238, 38, &replication.MariadbGTIDEvent{GTID: gomysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 12}}),
+		event(replication.WRITE_ROWS_EVENTv1, 1800000000, 269, 31, rows(replication.WRITE_ROWS_EVENTv1, []any{int32(1), "x"})),
+		event(replication.XID_EVENT, 1800000000, 300, 31, &replication.XIDEvent{XID: 1}),
+	} {
+		if err := st.handle(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := <-out
+	if got := b.Events[0].Value.(*schema.Struct).Get("source").(*schema.Struct).Get("thread"); got != nil {
+		t.Errorf("source.thread = %v after a commit, want null", got)
 	}
 }
