@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +74,35 @@ func TestMariaDBInetTypes(t *testing.T) {
 	topic := capture.Selection{Topics: []string{c.prefix + "." + c.dsn.DB + ".inet"}}
 	for _, want := range []string{`"after":{"id":1,"a":"192.168.0.1","b":"2001:db8::1"}`, `"after":{"id":2,"a":"10.0.0.255","b":"::ffff:1.2.3.4"}`} {
 		waitFor(t, ctx, c.broker, topic, want)
+	}
+}
+
+// TestMariaDBHistoryRecordsEveryDatabase: as Debezium's schema history does by default, cdcd's records the
+// structure of every database of the server, captured or not, at the snapshot and through later DDL;
+// schema.history.internal.store.only.captured.databases.ddl=true limits it to the captured ones.
+func TestMariaDBHistoryRecordsEveryDatabase(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	other := newMariaDBBed(t, ctx, "CREATE TABLE elsewhere (id INT PRIMARY KEY)")
+	for _, only := range []bool{false, true} {
+		c := newMariaDBCase(t)
+		c.conn["schema.history.internal.store.only.captured.databases.ddl"] = strconv.FormatBool(only)
+		p := c.launchStreaming()
+		other.exec(other.db, "ALTER TABLE elsewhere ADD COLUMN n"+strconv.FormatBool(only)+" INT")
+		c.run("INSERT INTO t VALUES (1, '2026-01-01', '2026-01-02')")
+		waitFor(t, ctx, c.broker, capture.Selection{Topics: []string{c.prefix + "." + c.dsn.DB + ".t"}}, `"id":1`)
+		p.stop()
+		history, err := c.broker.Read(ctx, capture.Selection{Topics: []string{c.prefix + "-schema-history"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var created, altered bool
+		for _, r := range history {
+			created = created || strings.Contains(string(r.Value), "CREATE TABLE `elsewhere`")
+			altered = altered || strings.Contains(string(r.Value), "ALTER TABLE elsewhere ADD COLUMN")
+		}
+		if created == only || altered == only {
+			t.Errorf("store.only.captured.databases.ddl=%v: other database's CREATE recorded %v, ALTER recorded %v", only, created, altered)
+		}
 	}
 }

@@ -7,6 +7,7 @@ package mysql
 import (
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,6 +56,10 @@ type Config struct {
 	HistoryTopic       string
 	HistoryBrokers     []string
 	SkipUnparseableDDL bool
+	// StoreOnlyCapturedDatabases and StoreOnlyCapturedTables (schema.history.internal.store.only.captured.
+	// databases.ddl / .tables.ddl, both false by default) limit the schema history to the captured
+	// databases or tables; by default it holds every database's structure, as Debezium's does.
+	StoreOnlyCapturedDatabases, StoreOnlyCapturedTables bool
 
 	SchemaNames, FieldNames *schema.NameAdjuster
 	Columns                 *columns.Mappers // column.mask.*, column.truncate.*, *.propagate.source.type
@@ -81,6 +86,14 @@ func (c *Config) includesGTIDSource(src string) bool {
 		return props.AnyMatch(c.GTIDIncludes, src)
 	}
 	return !props.AnyMatch(c.GTIDExcludes, src)
+}
+
+// recordsDatabase reports whether the schema history keeps the structure of database db.
+func (c *Config) recordsDatabase(db string) bool {
+	if c.StoreOnlyCapturedDatabases || c.StoreOnlyCapturedTables {
+		return c.Filter.IncludeSchema(db)
+	}
+	return !slices.Contains(systemDatabases, db)
 }
 
 // systemDatabases are never captured, as in Debezium's BinlogConnectorConfig.
@@ -111,6 +124,8 @@ func ParseConfig(name string, flavor types.Flavor, settings map[string]string, l
 		}
 	}
 	c.SkipUnparseableDDL = p.Boolean("schema.history.internal.skip.unparseable.ddl", false)
+	c.StoreOnlyCapturedDatabases = p.Boolean("schema.history.internal.store.only.captured.databases.ddl", false)
+	c.StoreOnlyCapturedTables = p.Boolean("schema.history.internal.store.only.captured.tables.ddl", false)
 	c.Topics = schema.NewTopicNaming(c.TopicPrefix)
 	c.Topics.Delimiter = p.Str("topic.delimiter", c.Topics.Delimiter)
 	c.Topics.HeartbeatPrefix = p.Str("topic.heartbeat.prefix", c.Topics.HeartbeatPrefix)

@@ -140,7 +140,8 @@ func (r *Reader) applyDDL(ctx context.Context, database, stmt string, pos Offset
 	position := hashMapOrdered(pos.Fields())
 	var events []source.Event
 	for _, ch := range changes {
-		if ch.Database != "" && !r.cfg.Filter.IncludeSchema(ch.Database) {
+		if ch.Database != "" && !r.cfg.recordsDatabase(ch.Database) ||
+			r.cfg.StoreOnlyCapturedTables && ch.ID.Table != "" && !r.cfg.Filter.IncludeTable(ch.ID.Database, ch.ID.Table) {
 			continue
 		}
 		delete(r.schemas, ch.ID)

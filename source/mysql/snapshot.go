@@ -173,12 +173,15 @@ func (r *Reader) readServerStructure(conn *client.Conn) (serverStructure, error)
 		return s, err
 	}
 	for _, name := range dbs {
-		if !r.cfg.Filter.IncludeSchema(name) {
+		if !r.cfg.recordsDatabase(name) {
 			continue
 		}
 		d := databaseStructure{name: name}
 		if d.tables, err = queryColumn(conn, fmt.Sprintf("SHOW FULL TABLES IN %s WHERE Table_type = 'BASE TABLE'", quoteIdent(name))); err != nil {
 			return s, err
+		}
+		if r.cfg.StoreOnlyCapturedTables {
+			d.tables = slices.DeleteFunc(d.tables, func(t string) bool { return !r.cfg.Filter.IncludeTable(name, t) })
 		}
 		slices.Sort(d.tables)
 		res, err := conn.Execute("SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", name)
@@ -279,7 +282,9 @@ func (r *Reader) readStructure(ctx context.Context, conn *client.Conn, pos Offse
 // CurrentSchemas builds the key and envelope schemas every captured table's next events would carry, from
 // the tables as they are now (what the schema registry pre-flight check compares).
 func CurrentSchemas(ctx context.Context, cfg *Config, log *slog.Logger) ([]source.TableSchemas, error) {
-	r := NewReader(cfg, nil, log)
+	captured := *cfg
+	captured.StoreOnlyCapturedDatabases = true // other databases' structure does not matter here
+	r := NewReader(&captured, nil, log)
 	conn, err := r.connect(ctx)
 	if err != nil {
 		return nil, err
