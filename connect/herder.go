@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
@@ -683,7 +684,43 @@ func (w *Worker) validate(cfg map[string]string) (config.ConfigInfos, error) {
 		addParseErrors(&res, w, p, cfg)
 	}
 	addTransformErrors(&res, cfg)
+	if res.ErrorCount() == 0 {
+		w.addSchemaRegistryErrors(&res, cfg)
+	}
 	return config.NewConfigInfos(p.class, append(connectKeys, p.keys()...), res), nil
+}
+
+// addSchemaRegistryErrors is validation's schema pre-flight: when the worker writes Avro through a schema
+// registry, each captured table's current key and value schemas are checked against the registry's
+// compatibility rules, and a table the registry would refuse is reported on the converter concerned.
+func (w *Worker) addSchemaRegistryErrors(res *config.Result, cfg map[string]string) {
+	enc, ok := w.encoder.(recordEncoder)
+	if !ok {
+		return
+	}
+	_, keyChecks := enc.key.(schemaChecker)
+	_, valueChecks := enc.value.(schemaChecker)
+	if !keyChecks && !valueChecks {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	check, err := w.checkSchemas(ctx, cfg["name"], cfg)
+	if err != nil {
+		addError(res, "value.converter", "The captured tables' schemas could not be checked against the schema registry: "+err.Error())
+		return
+	}
+	for _, t := range check.Tables {
+		if t.Compatible {
+			continue
+		}
+		key := "value.converter"
+		if t.key {
+			key = "key.converter"
+		}
+		addError(res, key, fmt.Sprintf("Table %s: the schema registry would refuse its current schema under subject %s: %s",
+			t.Table, t.Subject, strings.Join(t.Messages, "; ")))
+	}
 }
 
 // addParseErrors adds cdcd's own refusals (a value Debezium accepts but cdcd cannot honour, such as

@@ -23,6 +23,7 @@ type TableSchemaCheck struct {
 	Subject    string   `json:"subject"`
 	Compatible bool     `json:"compatible"`
 	Messages   []string `json:"messages"`
+	key        bool     // the key's subject, not the value's
 }
 
 // schemaChecker is a converter that can ask its schema registry about a schema without writing with it
@@ -80,7 +81,8 @@ func (w *Worker) checkSchemas(ctx context.Context, name string, connectorConfig 
 		sides := []struct {
 			checker schemaChecker
 			schema  *schema.Schema
-		}{{key, t.Key}, {value, t.Value}}
+			isKey   bool
+		}{{key, t.Key, true}, {value, t.Value, false}}
 		for _, side := range sides {
 			if side.checker == nil || side.schema == nil { // not Avro, or a keyless table's null keys
 				continue
@@ -93,7 +95,7 @@ func (w *Worker) checkSchemas(ctx context.Context, name string, connectorConfig 
 			if messages == nil {
 				messages = []string{}
 			}
-			out.Tables = append(out.Tables, TableSchemaCheck{Table: t.Schema + "." + t.Table, Subject: res.Subject, Compatible: res.Compatible, Messages: messages})
+			out.Tables = append(out.Tables, TableSchemaCheck{Table: t.Schema + "." + t.Table, Subject: res.Subject, Compatible: res.Compatible, Messages: messages, key: side.isKey})
 		}
 	}
 	return out, nil

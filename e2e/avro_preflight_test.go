@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -69,6 +70,31 @@ func TestAvroSchemaPreflightCheck(t *testing.T) {
 	t.Logf("registry's reasons for %s-value: %q", b.topic, after[b.topic+"-value"].Messages)
 	if vs := b.reg.versions(t, b.topic+"-value"); len(vs) != 1 {
 		t.Errorf("%s-value has versions %v after the checks, want the one cdcd registered", b.topic, vs)
+	}
+
+	// Validation runs the same check: the refused value subject is an error on value.converter.
+	var validated struct {
+		ErrorCount int `json:"error_count"`
+		Configs    []struct {
+			Value struct {
+				Name   string   `json:"name"`
+				Errors []string `json:"errors"`
+			} `json:"value"`
+		} `json:"configs"`
+	}
+	body := rest.expect("PUT", "/connector-plugins/PostgresConnector/config/validate", jsonBody(t, b.conn), 200)
+	if err := json.Unmarshal([]byte(body), &validated); err != nil {
+		t.Fatal(err)
+	}
+	var converterErrors []string
+	for _, c := range validated.Configs {
+		if c.Value.Name == "value.converter" {
+			converterErrors = c.Value.Errors
+		}
+	}
+	if validated.ErrorCount != 1 || len(converterErrors) != 1 || !strings.Contains(converterErrors[0], "Table public.pf_t") ||
+		!strings.Contains(converterErrors[0], b.topic+"-value") {
+		t.Errorf("validate: %d errors, value.converter %q; want the refused subject %s-value of public.pf_t", validated.ErrorCount, converterErrors, b.topic)
 	}
 
 	rest.expect("POST", "/connectors/nope/schemas/check", "", 404)
