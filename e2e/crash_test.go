@@ -89,14 +89,7 @@ func TestCrashSafety(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
-	if _, err := db.Exec(ctx, `CREATE TABLE crash (id int PRIMARY KEY, version bigint NOT NULL); ALTER TABLE crash REPLICA IDENTITY FULL`); err != nil {
-		t.Fatal(err)
-	}
+	db := createCrashTable(t, ctx, dsn)
 
 	dir := t.TempDir()
 	offsetFile := filepath.Join(dir, "offsets.dat")
@@ -171,6 +164,21 @@ func TestCrashSafety(t *testing.T) {
 	}
 	t.Logf("crash test: %d crashes, %d committed changes, %d events in Kafka, %d redelivered duplicates set aside, %d slot/offset checks",
 		crashes, len(want), len(got), dups, checks)
+}
+
+// createCrashTable creates the crash workload's table (id, version) in dsn's database, with REPLICA IDENTITY
+// FULL so deletes carry the version they removed, and returns a connection closed when t ends.
+func createCrashTable(t *testing.T, ctx context.Context, dsn string) *pgx.Conn {
+	t.Helper()
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(context.Background()) })
+	if _, err := db.Exec(ctx, `CREATE TABLE crash (id int PRIMARY KEY, version bigint NOT NULL); ALTER TABLE crash REPLICA IDENTITY FULL`); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 // crashWorkload runs small transactions of random inserts, updates and deletes on table crash (id, version)

@@ -26,14 +26,7 @@ func TestDistributedFailover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
-	if _, err := db.Exec(ctx, `CREATE TABLE crash (id int PRIMARY KEY, version bigint NOT NULL); ALTER TABLE crash REPLICA IDENTITY FULL`); err != nil {
-		t.Fatal(err)
-	}
+	db := createCrashTable(t, ctx, dsn)
 
 	topics := clusterTopics{configs: prefix + "-configs", offsets: prefix + "-offsets", status: prefix + "-status"}
 	var workers []*cdcdWorker
