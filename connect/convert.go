@@ -42,7 +42,7 @@ type recordEncoder struct {
 var _ Encoder = recordEncoder{}
 
 func (e recordEncoder) Encode(ev *source.Event) (kafka.Record, error) {
-	rec := kafka.Record{Topic: ev.Topic}
+	rec := kafka.Record{Topic: ev.Topic, Time: ev.Timestamp}
 	var err error
 	if ev.KeySchema != nil || ev.Key != nil {
 		if rec.Key, err = e.key.Encode(ev.Topic, ev.KeySchema, ev.Key); err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
@@ -116,5 +117,24 @@ func TestAvroConverterSettingsAreChecked(t *testing.T) {
 	_, err = newRecordEncoder(avroWorkerConfig(t, map[string]string{"value.converter.schema.registry.url": "http://127.0.0.1:1"}))
 	if err == nil || !strings.Contains(err.Error(), "key.converter") || !strings.Contains(err.Error(), "schema.registry.url") {
 		t.Errorf("got %v, want an error naming key.converter's missing schema.registry.url", err)
+	}
+}
+
+// A timestamp a transform set (the outbox EventRouter's) becomes the Kafka record's; none stays none, so
+// the producer stamps the record.
+func TestEncoderCarriesEventTimestamp(t *testing.T) {
+	cfg := avroWorkerConfig(t, map[string]string{"key.converter": config.JSONConverter, "value.converter": config.JSONConverter})
+	enc, err := newRecordEncoder(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := &schema.Schema{Type: schema.String}
+	at := time.UnixMilli(1700000000123)
+	rec, err := enc.Encode(&source.Event{Topic: "t", ValueSchema: str, Value: "v", Timestamp: at})
+	if err != nil || !rec.Time.Equal(at) {
+		t.Errorf("record time %v (%v), want %v", rec.Time, err, at)
+	}
+	if rec, err := enc.Encode(&source.Event{Topic: "t", ValueSchema: str, Value: "v"}); err != nil || !rec.Time.IsZero() {
+		t.Errorf("record time %v (%v), want none", rec.Time, err)
 	}
 }

@@ -22,6 +22,9 @@ type Event struct {
 	ValueSchema *schema.Schema
 	Value       any
 	Headers     []Header
+	// Timestamp is the record's Kafka timestamp; zero (as on Debezium's own records) lets the producer
+	// stamp it when sending. Transforms such as the outbox EventRouter set it.
+	Timestamp time.Time
 }
 
 // Header is a Connect header: converted by the worker's header.converter.

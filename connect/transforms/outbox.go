@@ -1,9 +1,11 @@
 package transforms
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/source"
@@ -28,7 +30,9 @@ const outboxPayloadField = "payload"
 
 // eventRouter is Debezium 3.6.1's io.debezium.transforms.outbox.EventRouter, the outbox pattern: each row
 // inserted into an outbox table becomes one record on a topic named after a column (the aggregate type),
-// keyed by the aggregate id, whose value is the row's payload and whose "id" header is the event id.
+// keyed by the aggregate id, whose value is the row's payload (a JSON text expanded into a struct with
+// table.expand.json.payload), whose "id" header is the event id and whose timestamp is a column's
+// (table.field.event.timestamp) or the change's ts_ms.
 // Updates and deletes of outbox rows are skipped (or fail, per table.op.invalid.behavior), tombstones are
 // dropped, and records that are not change events pass through unchanged.
 type eventRouter struct {
@@ -40,6 +44,11 @@ type eventRouter struct {
 	invalidOp                                     string
 	additional                                    []outboxField
 	ignoreMissingAdditional                       bool
+	// timestampField is table.field.event.timestamp, the column holding the record timestamp.
+	timestampField    string
+	hasTimestampField bool
+	// expandJSON is table.expand.json.payload: nil leaves the payload as it is.
+	expandJSON *jsonSchemaData
 	// payloadOnly: no additional field goes to the envelope, so the value is the bare payload.
 	payloadOnly bool
 	log         *slog.Logger
@@ -56,21 +65,12 @@ type outboxField struct {
 }
 
 func newEventRouter(s settings, log *slog.Logger) (transformation, error) {
-	const name = "outbox EventRouter"
-	// cdcd's records carry no producer timestamp or partition of their own yet, and JSON expansion needs
-	// Debezium's schema inference: refuse these rather than produce something else.
-	if err := s.unsupported(name, "table.field.event.timestamp"); err != nil {
-		return nil, err
-	}
 	expand, err := s.boolean("table.expand.json.payload", false)
 	if err != nil {
 		return nil, err
 	}
-	if expand {
-		return nil, &ConfigError{Key: s.key("table.expand.json.payload"), Value: "true",
-			Problem: fmt.Sprintf("not supported by cdcd's %s yet", name)}
-	}
-	if _, err := s.enum("table.json.payload.null.behavior", "ignore", "ignore", "optional_bytes"); err != nil {
+	nullBehavior, err := s.enum("table.json.payload.null.behavior", "ignore", "ignore", "optional_bytes")
+	if err != nil {
 		return nil, err
 	}
 	t := &eventRouter{
@@ -80,6 +80,17 @@ func newEventRouter(s settings, log *slog.Logger) (transformation, error) {
 		routeByField:       s.str("route.by.field", "aggregatetype"),
 		schemaVersionField: s.str("table.field.event.schema.version", ""),
 		log:                log,
+	}
+	// Debezium reads the column name as set, even blank; unset means the envelope's ts_ms.
+	t.timestampField, t.hasTimestampField = s.lookup("table.field.event.timestamp")
+	if expand {
+		// Debezium reads field.name.adjustment.mode from the transform's own settings.
+		mode := s.str("field.name.adjustment.mode", "none")
+		names, err := schema.NewFieldNameAdjuster(mode)
+		if err != nil {
+			return nil, &ConfigError{Key: s.key("field.name.adjustment.mode"), Value: mode, Problem: "supported values are none, avro, avro_unicode"}
+		}
+		t.expandJSON = &jsonSchemaData{nullAsBytes: nullBehavior == "optional_bytes", fieldNames: names}
 	}
 	if t.topicRegex, err = compilePattern(s, "route.topic.regex", s.str("route.topic.regex", "(?<routedByValue>.*)")); err != nil {
 		return nil, err
@@ -166,18 +177,27 @@ func (t *eventRouter) apply(ev *source.Event) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return true, t.route(ev, row)
+	return true, t.route(ev, envelope, row)
 }
 
-// route rewrites ev into the outbox event that row describes.
-func (t *eventRouter) route(ev *source.Event, row *schema.Struct) error {
+// route rewrites ev, a change event whose envelope has row as after, into the outbox event row describes.
+func (t *eventRouter) route(ev *source.Event, envelope, row *schema.Struct) error {
 	payloadSchema, payload, err := fieldValue(row, t.payloadField)
 	if err != nil {
 		return fmt.Errorf("unable to find payload field %s in event: %w", t.payloadField, err)
 	}
+	timestamp, err := t.eventTimestamp(envelope, row)
+	if err != nil {
+		return err
+	}
 	idSchema, id, err := fieldValue(row, t.idField)
 	if err != nil {
 		return fmt.Errorf("unable to find event-id field %s in event: %w", t.idField, err)
+	}
+	if t.expandJSON != nil {
+		if payloadSchema, payload, err = t.expandPayload(ev, payloadSchema, payload); err != nil {
+			return err
+		}
 	}
 	routedBy, err := stringField(row, t.routeByField)
 	if err != nil {
@@ -226,7 +246,70 @@ func (t *eventRouter) route(ev *source.Event, row *schema.Struct) error {
 		valueSchema, value = nil, nil
 	}
 	ev.Topic, ev.KeySchema, ev.Key, ev.ValueSchema, ev.Value, ev.Headers = topic, keySchema, key, valueSchema, value, headers
+	ev.Timestamp = timestamp
 	return nil
+}
+
+// eventTimestamp is the routed record's timestamp: the timestamp column's (a Timestamp, MicroTimestamp
+// or NanoTimestamp, truncated to milliseconds), or when none is configured or it is null, the envelope's
+// ts_ms. Zero when that is null too.
+func (t *eventRouter) eventTimestamp(envelope, row *schema.Struct) (time.Time, error) {
+	if t.hasTimestampField {
+		i := row.Schema.FieldIndex(t.timestampField)
+		if i < 0 {
+			return time.Time{}, fmt.Errorf("unable to find timestamp field %s in event", t.timestampField)
+		}
+		fs := row.Schema.Fields[i].Schema
+		if fs.Type != schema.Int64 {
+			return time.Time{}, fmt.Errorf("field %q is not of type INT64", t.timestampField)
+		}
+		if v, ok := getWithDefault(row, i).(int64); ok {
+			switch fs.Name {
+			case schema.DebeziumTimestampName:
+				return time.UnixMilli(v), nil
+			case schema.MicroTimestampName:
+				return time.UnixMilli(v / 1_000), nil
+			case schema.NanoTimestampName:
+				return time.UnixMilli(v / 1_000_000), nil
+			case "":
+				return time.Time{}, fmt.Errorf("unsupported field type INT64 (without logical schema name) for event timestamp")
+			}
+			return time.Time{}, fmt.Errorf("unsupported field type %s for event timestamp", fs.Name)
+		}
+	}
+	i := envelope.Schema.FieldIndex(schema.EnvelopeTsMs)
+	if i < 0 || envelope.Schema.Fields[i].Schema.Type != schema.Int64 {
+		return time.Time{}, fmt.Errorf("field %q is not of type INT64", schema.EnvelopeTsMs)
+	}
+	if ms, ok := getWithDefault(envelope, i).(int64); ok {
+		return time.UnixMilli(ms), nil
+	}
+	return time.Time{}, nil
+}
+
+// expandPayload is table.expand.json.payload: a string payload holding a JSON object becomes a struct of
+// the schema inferred from it. A payload that is not JSON, or whose schema cannot be inferred, stays as it
+// is with a warning, as in Debezium.
+func (t *eventRouter) expandPayload(ev *source.Event, payloadSchema *schema.Schema, payload any) (*schema.Schema, any, error) {
+	text, ok := payload.(string)
+	if !ok {
+		if payload != nil {
+			t.log.Warn("expand JSON payload is turned on but payload is not a string", "topic", ev.Topic)
+		}
+		return payloadSchema, payload, nil
+	}
+	s, v, err := t.expandJSON.expand(t.payloadField, text)
+	var unexpanded schemaErr
+	switch {
+	case errors.As(err, &unexpanded):
+		t.log.Warn("JSON expansion failed", "topic", ev.Topic, "error", err)
+		return payloadSchema, payload, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("expanding the JSON payload: %w", err)
+	case s == nil && !t.payloadOnly:
+		return nil, nil, errors.New("expanding the JSON payload: an empty array has no schema to place in the value envelope")
+	}
+	return s, v, nil
 }
 
 // valueSchema is the struct the payload and the envelope placements make up, named after the row schema
@@ -299,7 +382,7 @@ func isEmptyPayload(payload any) bool {
 		return true
 	}
 	s, ok := payload.(string)
-	return ok && strings.TrimFunc(s, func(r rune) bool { return r <= ' ' }) == ""
+	return ok && isJavaBlankString(s)
 }
 
 // unexpectedUpdate handles an update of an outbox row, which the pattern never does: the record is skipped

@@ -182,8 +182,9 @@ func TestEventRouterConfig(t *testing.T) {
 		{"table.fields.additional.placement", "type:sideways"},
 		{"table.fields.additional.placement", "type:partition"},
 		{"table.op.invalid.behavior", "shrug"},
-		{"table.expand.json.payload", "true"},
-		{"table.field.event.timestamp", "created"},
+		{"table.expand.json.payload", "maybe"},
+		{"table.json.payload.null.behavior", "keep"},
+		{"table.expand.json.payload", "true", "field.name.adjustment.mode", "camel"},
 		{"route.topic.regex", "(a"},
 		{"route.topic.replacement", "${nope}"},
 	} {

@@ -48,5 +48,6 @@ func (t *timestampRouter) route(topic string, ts time.Time) string {
 }
 
 // recordTimestamp is ConnectRecord.timestamp() as a source task's transforms see it. Debezium builds its
-// SourceRecords without a timestamp (the producer stamps them when sending), so there is none.
-func recordTimestamp(*source.Event) (time.Time, bool) { return time.Time{}, false }
+// SourceRecords without a timestamp (the producer stamps them when sending), so there is none unless an
+// earlier transform set one, as the outbox EventRouter does.
+func recordTimestamp(ev *source.Event) (time.Time, bool) { return ev.Timestamp, !ev.Timestamp.IsZero() }

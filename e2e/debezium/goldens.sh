@@ -37,7 +37,7 @@ END_MARKER=cdcd-golden-end
 
 PG_VARIANTS=(default schemas-off decimal-double decimal-string time-connect time-microseconds binary-base64
 	binary-hex hstore-map interval-string truncate-no-tombstones message-key-columns snapshot-initial
-	transforms-unwrap transforms-router transforms-fields transforms-outbox transforms-kafka columns)
+	transforms-unwrap transforms-router transforms-fields transforms-outbox transforms-outbox-expand transforms-kafka columns)
 
 # The MariaDB reference runs as connect.sh's `mariadb` instance (REST port 58084), so it never touches a
 # PostgreSQL worker another run may have going.
@@ -126,6 +126,21 @@ variant_connector_props() {
 			'transforms.outbox.route.topic.replacement=pg1.outbox.${routedByValue}' \
 			"transforms.outbox.table.fields.additional.placement=type:header:eventType,aggregateid:envelope:aggregate" \
 			"transforms.outbox.route.tombstone.on.empty.payload=true" \
+			"predicates=outbox" \
+			"predicates.outbox.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
+			'predicates.outbox.pattern=pg1\\.public\\.outbox'
+		;;
+	transforms-outbox-expand)
+		# The outbox pattern with the record timestamp taken from the outbox table's `created` column and
+		# the text payload expanded from JSON into a struct (its schema inferred from the JSON), the event
+		# type beside it in the value envelope (extra-schema.sql, extra-changes.sql).
+		printf '%s\n' "transforms=outbox" \
+			"transforms.outbox.type=io.debezium.transforms.outbox.EventRouter" \
+			"transforms.outbox.predicate=outbox" \
+			'transforms.outbox.route.topic.replacement=pg1.outbox.${routedByValue}' \
+			"transforms.outbox.table.fields.additional.placement=type:envelope:eventType" \
+			"transforms.outbox.table.field.event.timestamp=created" \
+			"transforms.outbox.table.expand.json.payload=true" \
 			"predicates=outbox" \
 			"predicates.outbox.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches" \
 			'predicates.outbox.pattern=pg1\\.public\\.outbox'

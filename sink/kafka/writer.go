@@ -43,6 +43,8 @@ type Record struct {
 	Key     []byte
 	Value   []byte
 	Headers []Header
+	// Time is the record's timestamp; zero lets the producer stamp it with the send time.
+	Time time.Time
 }
 
 // size is what a record costs against the in-flight budget.
@@ -253,7 +255,7 @@ func (w *Writer) send(ctx context.Context, recs []Record, done func(err error)) 
 	msgs := make([]kafkago.Message, len(recs))
 	for i, r := range recs {
 		refs[i] = recordRef{token: tok, partition: -1}
-		msgs[i] = kafkago.Message{Topic: r.Topic, Key: r.Key, Value: r.Value, WriterData: &refs[i]}
+		msgs[i] = kafkago.Message{Topic: r.Topic, Key: r.Key, Value: r.Value, Time: r.Time, WriterData: &refs[i]}
 		if len(r.Headers) > 0 {
 			msgs[i].Headers = make([]kafkago.Header, len(r.Headers))
 			for j, h := range r.Headers {

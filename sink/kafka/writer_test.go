@@ -138,3 +138,24 @@ func TestProduceRequestsCarryTheConfiguredAcks(t *testing.T) {
 		}
 	}
 }
+
+// A record's Time is its Kafka timestamp (the outbox EventRouter sets it); without one the producer
+// stamps it.
+func TestSendCarriesRecordTime(t *testing.T) {
+	const topic = "stamped"
+	c := newFakeCluster(t, kfake.SeedTopics(1, topic))
+	w := newTestWriter(t, Config{Brokers: c.ListenAddrs()})
+	at := time.UnixMilli(1600000000001)
+	res := newResult()
+	send(t, w, []Record{{Topic: topic, Value: []byte("a"), Time: at}, {Topic: topic, Value: []byte("b")}}, res.done(t, 0))
+	if err := res.wait(t)[0]; err != nil {
+		t.Fatal(err)
+	}
+	got := readTopic(t, c.ListenAddrs(), topic, 2)
+	if !got[0].Timestamp.Equal(at) {
+		t.Errorf("timestamp %v, want %v", got[0].Timestamp, at)
+	}
+	if got[1].Timestamp.Equal(at) || got[1].Timestamp.IsZero() {
+		t.Errorf("timestamp %v of an unstamped record, want the producer's", got[1].Timestamp)
+	}
+}
