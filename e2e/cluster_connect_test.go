@@ -4,12 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,56 +21,7 @@ import (
 // with worker props and returns its REST base URL once /health answers 200, which in distributed mode
 // means it joined its group and read the config topic.
 func startConnectDistributed(t *testing.T, props map[string]string) string {
-	t.Helper()
-	java, lib, plugins := connectInstall(t)
-	dir := t.TempDir()
-	props["plugin.path"] = plugins
-	writeProperties(t, filepath.Join(dir, "worker.properties"), props)
-	here, _ := os.Getwd()
-	cmd := exec.Command(java, "-Xmx512m", "-Duser.timezone=UTC", "-Dfile.encoding=UTF-8",
-		"-Dlog4j2.configurationFile="+filepath.Join(here, "debezium", "log4j2.properties"),
-		"-cp", filepath.Join(lib, "*"), "org.apache.kafka.connect.cli.ConnectDistributed", "worker.properties")
-	cmd.Dir = dir
-	logFile, err := os.Create(filepath.Join(dir, "connect.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "connect.log"))
-			t.Logf("connect.log:\n%s", tail(string(b), 6000))
-		}
-	})
-	base := props["listeners"]
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		if code, err := httpGetStatus(base + "/health"); err == nil && code == 200 {
-			return base
-		}
-		select {
-		case <-exited:
-			t.Fatalf("the distributed Connect worker exited")
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the distributed Connect worker did not become healthy at %s", base)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	return startConnectREST(t, props, "org.apache.kafka.connect.cli.ConnectDistributed")
 }
 
 // clusterTopics are one test's internal topics.

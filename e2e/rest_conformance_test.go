@@ -7,11 +7,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,49 +53,26 @@ func freePort(t *testing.T) int {
 
 // startConnect runs ConnectStandalone with worker props and no connector, and returns its REST base URL.
 func startConnect(t *testing.T, props map[string]string) string {
+	return startConnectREST(t, props, "org.apache.kafka.connect.cli.ConnectStandalone")
+}
+
+// startConnectREST runs a Kafka Connect worker (mainClass) with worker props and returns its REST base URL
+// once /health answers 200, which in distributed mode means it joined its group and read the config topic.
+func startConnectREST(t *testing.T, props map[string]string, mainClass string) string {
+	t.Helper()
 	java, lib, plugins := connectInstall(t)
 	dir := t.TempDir()
 	props["plugin.path"] = plugins
 	writeProperties(t, filepath.Join(dir, "worker.properties"), props)
-	here, _ := os.Getwd()
-	cmd := exec.Command(java, "-Xmx1g", "-Duser.timezone=UTC", "-Dfile.encoding=UTF-8",
-		"-Dlog4j2.configurationFile="+filepath.Join(here, "debezium", "log4j2.properties"),
-		"-cp", filepath.Join(lib, "*"), "org.apache.kafka.connect.cli.ConnectStandalone", "worker.properties")
-	cmd.Dir = dir
-	logFile, err := os.Create(filepath.Join(dir, "connect.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "connect.log"))
-			t.Logf("connect.log:\n%s", tail(string(b), 4000))
-		}
-	})
+	w := startConnectMain(t, java, lib, filepath.Join(dir, "connect.log"), dir, mainClass, "worker.properties")
 	base := props["listeners"]
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		if r, err := httpGetStatus(base + "/health"); err == nil && r == 200 {
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		if code, err := httpGetStatus(base + "/health"); err == nil && code == 200 {
 			return base
 		}
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			t.Fatalf("the reference worker did not become healthy at %s", base)
+		if w.exited() || time.Now().After(deadline) {
+			t.Fatalf("the Connect worker (%s) did not become healthy at %s:\n%s", mainClass, base, w.logTail())
 		}
-		time.Sleep(500 * time.Millisecond)
 	}
 }
 
