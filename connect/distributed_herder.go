@@ -34,6 +34,15 @@ func (d *Distributed) leaderOnly(action string) error {
 	return nil
 }
 
+// leaderConfig is the preamble of a leader-only request: this worker must lead (leaderOnly), and it then reads
+// the config topic to its end (freshConfig).
+func (d *Distributed) leaderConfig(ctx context.Context, action string) (cluster.ConfigSnapshot, error) {
+	if err := d.leaderOnly(action); err != nil {
+		return cluster.ConfigSnapshot{}, err
+	}
+	return d.freshConfig(ctx)
+}
+
 // freshConfig reads the config topic to its end and returns what it holds.
 func (d *Distributed) freshConfig(ctx context.Context) (cluster.ConfigSnapshot, error) {
 	if err := d.stores.Configs.ReadToEnd(ctx); err != nil {
@@ -202,12 +211,9 @@ func (d *Distributed) putTargetState(name string, state cluster.TargetState) err
 // StopConnector (leader) records STOPPED and an empty task list, so the connector's tasks stop
 // wherever they run, and its offsets may then be changed.
 func (d *Distributed) StopConnector(name string) error {
-	if err := d.leaderOnly("stop connectors"); err != nil {
-		return err
-	}
 	ctx, cancel := requestContext()
 	defer cancel()
-	snap, err := d.freshConfig(ctx)
+	snap, err := d.leaderConfig(ctx, "stop connectors")
 	if err != nil {
 		return err
 	}
@@ -229,12 +235,9 @@ func (d *Distributed) StopConnector(name string) error {
 // implies (which is what Debezium's connectors generate, also on a Java worker), so a request from
 // outside the cluster cannot make a task run with a config of its own.
 func (d *Distributed) PutTaskConfigs(name string, tasks []map[string]string) error {
-	if err := d.leaderOnly("set task configs"); err != nil {
-		return err
-	}
 	ctx, cancel := requestContext()
 	defer cancel()
-	snap, err := d.freshConfig(ctx)
+	snap, err := d.leaderConfig(ctx, "set task configs")
 	if err != nil {
 		return err
 	}
@@ -352,12 +355,9 @@ func (d *Distributed) DeleteConnector(ctx context.Context, name string) error {
 	if d.slotDropRequested != nil && d.slotDropRequested(ctx) {
 		return &RequestError{Kind: BadRequest, Message: "dropSlot=true is not available in distributed mode, where the connector's task may still be stopping on another worker: delete the connector, then drop its slot with `cdcd slots drop`"}
 	}
-	if err := d.leaderOnly("delete connectors"); err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	snap, err := d.freshConfig(ctx)
+	snap, err := d.leaderConfig(ctx, "delete connectors")
 	if err != nil {
 		return err
 	}
@@ -401,12 +401,9 @@ func (d *Distributed) ConnectorOffsets(name string) (ConnectorOffsets, error) {
 // checkStoppedAsLeader is the leader's check before an offsets change: the connector exists and is
 // STOPPED (so its task configs are empty and no task runs anywhere).
 func (d *Distributed) checkStoppedAsLeader(name string) error {
-	if err := d.leaderOnly("modify connector offsets"); err != nil {
-		return err
-	}
 	ctx, cancel := requestContext()
 	defer cancel()
-	snap, err := d.freshConfig(ctx)
+	snap, err := d.leaderConfig(ctx, "modify connector offsets")
 	if err != nil {
 		return err
 	}

@@ -367,12 +367,7 @@ func (st *streamState) heartbeat(ctx context.Context) error {
 	if st.inTx || st.lastCommit == 0 {
 		return nil
 	}
-	keySchema, valueSchema := schema.HeartbeatKeySchema(), schema.HeartbeatValueSchema()
-	ev := source.Event{
-		Topic:     st.cfg.Topics.HeartbeatTopic(),
-		KeySchema: keySchema, Key: schema.NewStruct(keySchema).Set("serverName", st.cfg.TopicPrefix),
-		ValueSchema: valueSchema, Value: schema.NewStruct(valueSchema).Set("ts_ms", st.now().UnixMilli()),
-	}
+	ev := source.HeartbeatEvent(st.cfg.Topics.HeartbeatTopic(), st.cfg.TopicPrefix, st.now())
 	off := st.boundaryOffset(st.lastCommit, "COMMIT")
 	st.ready = append(st.ready, source.Batch{Events: []source.Event{ev}, Offset: off.Fields(), Position: lsnPosition(st.lastCommit)})
 	return nil
