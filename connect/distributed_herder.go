@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/connect/cluster"
-	"github.com/cdcd/cdcd/connect/config"
+	"github.com/cdcd/cdcd/schema/configdef"
 )
 
 // This file is the distributed herder's REST side: what Connect's DistributedHerder answers, reading the
@@ -438,12 +438,12 @@ func (d *Distributed) ConnectorPlugins(connectorsOnly bool) []PluginInfo {
 }
 
 // PluginConfig returns a plugin's setting definitions.
-func (d *Distributed) PluginConfig(plugin string) ([]config.ConfigKeyInfo, error) {
+func (d *Distributed) PluginConfig(plugin string) ([]configdef.ConfigKeyInfo, error) {
 	return d.w.PluginConfig(plugin)
 }
 
 // ValidateConnectorConfig validates a config on this worker, as Connect does.
-func (d *Distributed) ValidateConnectorConfig(plugin string, cfg map[string]string) (config.ConfigInfos, error) {
+func (d *Distributed) ValidateConnectorConfig(plugin string, cfg map[string]string) (configdef.ConfigInfos, error) {
 	return d.w.ValidateConnectorConfig(plugin, cfg)
 }
 

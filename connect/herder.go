@@ -15,6 +15,7 @@ import (
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/connect/transforms"
+	"github.com/cdcd/cdcd/schema/configdef"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -317,7 +318,7 @@ func (w *Worker) checkConnectorConfig(cfg map[string]string) error {
 		return err
 	}
 	if infos.ErrorCount > 0 {
-		return &RequestError{Kind: BadRequest, Message: config.InvalidConfigMessage(infos)}
+		return &RequestError{Kind: BadRequest, Message: configdef.InvalidConfigMessage(infos)}
 	}
 	return nil
 }
@@ -621,7 +622,7 @@ func (w *Worker) ConnectorPlugins(connectorsOnly bool) []PluginInfo {
 }
 
 // PluginConfig returns the connector plugin's setting definitions: Debezium's, then Connect's own.
-func (w *Worker) PluginConfig(plugin string) ([]config.ConfigKeyInfo, error) {
+func (w *Worker) PluginConfig(plugin string) ([]configdef.ConfigKeyInfo, error) {
 	p := findPlugin(plugin)
 	if p == nil {
 		return nil, notFound("Unknown plugin %s.", plugin)
@@ -633,8 +634,8 @@ func (w *Worker) PluginConfig(plugin string) ([]config.ConfigKeyInfo, error) {
 			connectKeys[i].Default = nil
 		}
 	}
-	infos := config.NewConfigInfos(p.class, append(p.keys(), connectKeys...), config.Result{})
-	out := make([]config.ConfigKeyInfo, 0, len(infos.Configs))
+	infos := configdef.NewConfigInfos(p.class, append(p.keys(), connectKeys...), configdef.Result{})
+	out := make([]configdef.ConfigKeyInfo, 0, len(infos.Configs))
 	for _, c := range infos.Configs {
 		out = append(out, *c.Definition)
 	}
@@ -643,9 +644,9 @@ func (w *Worker) PluginConfig(plugin string) ([]config.ConfigKeyInfo, error) {
 
 // ValidateConnectorConfig is PUT /connector-plugins/{plugin}/config/validate: always a ConfigInfos when
 // the plugin and class are known, errors included.
-func (w *Worker) ValidateConnectorConfig(plugin string, cfg map[string]string) (config.ConfigInfos, error) {
+func (w *Worker) ValidateConnectorConfig(plugin string, cfg map[string]string) (configdef.ConfigInfos, error) {
 	if class, ok := cfg["connector.class"]; ok && !strings.HasSuffix(trimConnector(class), trimConnector(plugin)) {
-		return config.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: "Included connector type " + class + " does not match request type " + plugin}
+		return configdef.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: "Included connector type " + class + " does not match request type " + plugin}
 	}
 	infos, err := w.validate(cfg)
 	var reqErr *RequestError
@@ -661,10 +662,10 @@ func trimConnector(s string) string { return strings.TrimSuffix(s, "Connector") 
 // validate is AbstractHerder.validateConnectorConfig: Connect's own keys checked as Connect checks them,
 // the connector's as Debezium does, and then what cdcd itself refuses (the plugin's parse) added to the
 // key it concerns.
-func (w *Worker) validate(cfg map[string]string) (config.ConfigInfos, error) {
+func (w *Worker) validate(cfg map[string]string) (configdef.ConfigInfos, error) {
 	class, ok := cfg["connector.class"]
 	if !ok {
-		return config.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: "Connector config contains no connector type"}
+		return configdef.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: "Connector config contains no connector type"}
 	}
 	p := findPlugin(class)
 	if p == nil {
@@ -673,12 +674,12 @@ func (w *Worker) validate(cfg map[string]string) (config.ConfigInfos, error) {
 			descs[i] = fmt.Sprintf("PluginDesc{klass=class %s, name='%s', version='%s', encodedVersion=%s, type=source, typeName='source', location='classpath'}",
 				p.class, p.class, pluginVersion(), pluginVersion())
 		}
-		return config.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: fmt.Sprintf(
+		return configdef.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: fmt.Sprintf(
 			"Failed to find any class that implements Connector and which name matches %s, available connectors are: %s",
 			class, strings.Join(descs, ", "))}
 	}
 	connectKeys := w.connectorKeys()
-	res := config.Validate(connectKeys, cfg)
+	res := configdef.Validate(connectKeys, cfg)
 	res.Values = append(res.Values, p.validate(cfg).Values...)
 	if res.ErrorCount() == 0 {
 		addParseErrors(&res, w, p, cfg)
@@ -687,13 +688,13 @@ func (w *Worker) validate(cfg map[string]string) (config.ConfigInfos, error) {
 	if res.ErrorCount() == 0 {
 		w.addSchemaRegistryErrors(&res, cfg)
 	}
-	return config.NewConfigInfos(p.class, append(connectKeys, p.keys()...), res), nil
+	return configdef.NewConfigInfos(p.class, append(connectKeys, p.keys()...), res), nil
 }
 
 // addSchemaRegistryErrors is validation's schema pre-flight: when the worker writes Avro through a schema
 // registry, each captured table's current key and value schemas are checked against the registry's
 // compatibility rules, and a table the registry would refuse is reported on the converter concerned.
-func (w *Worker) addSchemaRegistryErrors(res *config.Result, cfg map[string]string) {
+func (w *Worker) addSchemaRegistryErrors(res *configdef.Result, cfg map[string]string) {
 	enc, ok := w.encoder.(recordEncoder)
 	if !ok {
 		return
@@ -725,7 +726,7 @@ func (w *Worker) addSchemaRegistryErrors(res *config.Result, cfg map[string]stri
 
 // addParseErrors adds cdcd's own refusals (a value Debezium accepts but cdcd cannot honour, such as
 // plugin.name=decoderbufs) to the values they concern.
-func addParseErrors(res *config.Result, w *Worker, p *plugin, cfg map[string]string) {
+func addParseErrors(res *configdef.Result, w *Worker, p *plugin, cfg map[string]string) {
 	resolved, err := w.ResolveConnectorConfig(cfg)
 	if err != nil {
 		addError(res, "connector.class", err.Error())
@@ -752,7 +753,7 @@ func addParseErrors(res *config.Result, w *Worker, p *plugin, cfg map[string]str
 
 // addTransformErrors adds what the transforms chain refuses (an unknown type, a bad setting) to the key
 // concerned.
-func addTransformErrors(res *config.Result, cfg map[string]string) {
+func addTransformErrors(res *configdef.Result, cfg map[string]string) {
 	err := transforms.Validate(cfg)
 	if err == nil {
 		return
@@ -772,14 +773,14 @@ func addTransformErrors(res *config.Result, cfg map[string]string) {
 	}
 }
 
-func addError(res *config.Result, key, msg string) {
+func addError(res *configdef.Result, key, msg string) {
 	for i := range res.Values {
 		if res.Values[i].Name == key {
 			res.Values[i].Errors = append(res.Values[i].Errors, msg)
 			return
 		}
 	}
-	res.Values = append(res.Values, config.Value{Name: key, Errors: []string{msg}})
+	res.Values = append(res.Values, configdef.Value{Name: key, Errors: []string{msg}})
 }
 
 // connectorKeyPrefixes are the families of connector keys that Connect or Debezium read under a prefix,
@@ -796,7 +797,7 @@ func (w *Worker) warnUnknownKeys(name string, cfg map[string]string) {
 	if p := findPlugin(cfg["connector.class"]); p != nil {
 		keys = append(keys, p.keys()...)
 	}
-	res := config.Validate(keys, cfg, connectorKeyPrefixes...)
+	res := configdef.Validate(keys, cfg, connectorKeyPrefixes...)
 	for _, u := range res.Unknown {
 		w.log.Warn("unknown connector property ignored", "connector", name, "key", u.Name, "did_you_mean", u.Suggestion)
 	}

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/cdcd/cdcd/connect/config"
+	"github.com/cdcd/cdcd/schema/configdef"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/mysql"
 	"github.com/cdcd/cdcd/source/mysql/types"
@@ -17,9 +17,9 @@ import (
 type plugin struct {
 	class     string // connector.class, e.g. io.debezium.connector.postgresql.PostgresConnector
 	taskClass string // task.class in the task configs, as Debezium names its task
-	keys      func() []config.Key
+	keys      func() []configdef.Key
 	// validate checks each key as Debezium's ConfigDef does.
-	validate func(props map[string]string) config.Result
+	validate func(props map[string]string) configdef.Result
 	// parse reads a resolved config as the task will. Errors name their key through configKeyError where
 	// they concern one key; errors.Join of several when several are wrong.
 	parse func(name string, resolved map[string]string, log *slog.Logger) (taskSource, error)

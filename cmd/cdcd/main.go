@@ -13,9 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cdcd/cdcd/source/metrics"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"io"
 	"log/slog"
 	"net/http"
@@ -24,6 +21,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cdcd/cdcd/source/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	kafkago "github.com/segmentio/kafka-go"
 

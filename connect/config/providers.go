@@ -6,8 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cdcd/cdcd/schema/configdef"
 )
 
 // Provider class names Connect users write in config.providers.<name>.class.
@@ -83,7 +86,7 @@ func newProvider(classKey, class string, params map[string]string, environ []str
 		}
 		return &DirectoryProvider{Allowed: allowed}, nil
 	}
-	return nil, fmt.Errorf("%w: %w", ErrProvider, &ConfigError{Name: classKey, Value: class,
+	return nil, fmt.Errorf("%w: %w", ErrProvider, &configdef.ConfigError{Name: classKey, Value: class,
 		Message: "Could not load config provider class or one of its dependencies (cdcd supports " +
 			strings.Join([]string{EnvVarProviderClass, FileProviderClass, DirectoryProviderClass}, ", ") + ")"})
 }
@@ -266,7 +269,7 @@ func (ps Providers) Resolve(cfg map[string]string) (Resolved, error) {
 	for _, v := range cfg {
 		for _, m := range placeholder.FindAllStringSubmatch(v, -1) {
 			pk := pathKey{m[1], m[3]}
-			if !contains(wanted[pk], m[4]) {
+			if !slices.Contains(wanted[pk], m[4]) {
 				wanted[pk] = append(wanted[pk], m[4])
 			}
 		}
@@ -303,17 +306,17 @@ func (ps Providers) Resolve(cfg map[string]string) (Resolved, error) {
 
 // Redact returns cfg for logging: values of PASSWORD keys and values that
 // came from a config provider become "[hidden]", as Connect prints them.
-func Redact(cfg map[string]string, defs []Key, fromProvider map[string]bool) map[string]string {
+func Redact(cfg map[string]string, defs []configdef.Key, fromProvider map[string]bool) map[string]string {
 	secret := map[string]bool{}
 	for _, k := range defs {
-		if k.Type == PasswordType {
+		if k.Type == configdef.PasswordType {
 			secret[k.Name] = true
 		}
 	}
 	out := make(map[string]string, len(cfg))
 	for k, v := range cfg {
 		if secret[k] || fromProvider[k] {
-			v = hiddenValue
+			v = configdef.Hidden
 		}
 		out[k] = v
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cdcd/cdcd/schema/configdef"
 )
 
 func TestResolvePlaceholders(t *testing.T) {
@@ -57,7 +59,7 @@ func TestResolvePlaceholders(t *testing.T) {
 		t.Errorf("FromProvider = %v, want %v", res.FromProvider, wantFrom)
 	}
 
-	red := Redact(res.Values, []Key{{Name: "plain", Type: PasswordType}}, res.FromProvider)
+	red := Redact(res.Values, []configdef.Key{{Name: "plain", Type: configdef.PasswordType}}, res.FromProvider)
 	if red["password"] != "[hidden]" || red["plain"] != "[hidden]" || red["home"] != "${env:HOME}" {
 		t.Errorf("Redact = %q", red)
 	}

@@ -6,8 +6,11 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/cdcd/cdcd/schema/configdef"
 )
 
 // Mode is how the worker runs: connect-standalone or connect-distributed.
@@ -34,7 +37,7 @@ var SupportedConverters = []string{JSONConverter, StringConverter, ByteArrayConv
 // CheckConverter refuses a converter class cdcd does not implement; key is
 // the setting that named it (a worker's or a connector's override).
 func CheckConverter(key, class string) error {
-	if contains(SupportedConverters, class) {
+	if slices.Contains(SupportedConverters, class) {
 		return nil
 	}
 	return fmt.Errorf("%s=%s is not supported by cdcd; supported converters: %s",
@@ -112,41 +115,41 @@ var workerUnusedKeys = []string{
 
 // WorkerKeys returns the definitions cdcd validates a worker config with,
 // taken from Connect 4.4's WorkerConfig, StandaloneConfig and DistributedConfig.
-func WorkerKeys(mode Mode) []Key {
-	keys := []Key{
-		{Name: "bootstrap.servers", Type: List, Required: true, Importance: High, Doc: "Kafka brokers to connect to, host1:port1,host2:port2,..."},
-		{Name: "key.converter", Type: Class, Required: true, Importance: High, Doc: "Converter class for record keys."},
-		{Name: "value.converter", Type: Class, Required: true, Importance: High, Doc: "Converter class for record values."},
-		{Name: "header.converter", Type: Class, Default: Ptr(SimpleHeaderConverter), Importance: Low, Doc: "HeaderConverter class for record headers."},
-		{Name: "task.shutdown.graceful.timeout.ms", Type: Long, Default: Ptr("5000"), Importance: Low, Doc: "Time to wait for tasks to stop."},
-		{Name: "offset.flush.interval.ms", Type: Long, Default: Ptr("60000"), Importance: Low, Doc: "Interval at which to commit offsets."},
-		{Name: "offset.flush.timeout.ms", Type: Long, Default: Ptr("5000"), Importance: Low, Doc: "Time to wait for an offset flush before cancelling it."},
-		{Name: "plugin.path", Type: List, Importance: Low, Doc: "Accepted for compatibility; cdcd has no plugins."},
-		{Name: "config.providers", Type: List, Default: Ptr(""), Importance: Low, Doc: "Names of config providers."},
-		{Name: "topic.creation.enable", Type: Boolean, Default: Ptr("true"), Importance: Low, Doc: "Whether source connectors may create topics from topic.creation.* settings."},
-		{Name: "listeners", Type: List, Default: Ptr("http://:8083"), Importance: Low, Doc: "REST API listener URLs.", Validator: listenersValidator},
-		{Name: "rest.advertised.host.name", Type: String, Importance: Low, Doc: "Host name given to other workers."},
-		{Name: "rest.advertised.port", Type: Int, Importance: Low, Doc: "Port given to other workers."},
-		{Name: "rest.advertised.listener", Type: String, Importance: Low, Doc: "Protocol given to other workers."},
-		{Name: "client.id", Type: String, Default: Ptr(""), Importance: Low, Doc: "Client id sent with Kafka requests."},
+func WorkerKeys(mode Mode) []configdef.Key {
+	keys := []configdef.Key{
+		{Name: "bootstrap.servers", Type: configdef.List, Required: true, Importance: configdef.High, Doc: "Kafka brokers to connect to, host1:port1,host2:port2,..."},
+		{Name: "key.converter", Type: configdef.Class, Required: true, Importance: configdef.High, Doc: "Converter class for record keys."},
+		{Name: "value.converter", Type: configdef.Class, Required: true, Importance: configdef.High, Doc: "Converter class for record values."},
+		{Name: "header.converter", Type: configdef.Class, Default: configdef.Ptr(SimpleHeaderConverter), Importance: configdef.Low, Doc: "HeaderConverter class for record headers."},
+		{Name: "task.shutdown.graceful.timeout.ms", Type: configdef.Long, Default: configdef.Ptr("5000"), Importance: configdef.Low, Doc: "Time to wait for tasks to stop."},
+		{Name: "offset.flush.interval.ms", Type: configdef.Long, Default: configdef.Ptr("60000"), Importance: configdef.Low, Doc: "Interval at which to commit offsets."},
+		{Name: "offset.flush.timeout.ms", Type: configdef.Long, Default: configdef.Ptr("5000"), Importance: configdef.Low, Doc: "Time to wait for an offset flush before cancelling it."},
+		{Name: "plugin.path", Type: configdef.List, Importance: configdef.Low, Doc: "Accepted for compatibility; cdcd has no plugins."},
+		{Name: "config.providers", Type: configdef.List, Default: configdef.Ptr(""), Importance: configdef.Low, Doc: "Names of config providers."},
+		{Name: "topic.creation.enable", Type: configdef.Boolean, Default: configdef.Ptr("true"), Importance: configdef.Low, Doc: "Whether source connectors may create topics from topic.creation.* settings."},
+		{Name: "listeners", Type: configdef.List, Default: configdef.Ptr("http://:8083"), Importance: configdef.Low, Doc: "REST API listener URLs.", Validator: listenersValidator},
+		{Name: "rest.advertised.host.name", Type: configdef.String, Importance: configdef.Low, Doc: "Host name given to other workers."},
+		{Name: "rest.advertised.port", Type: configdef.Int, Importance: configdef.Low, Doc: "Port given to other workers."},
+		{Name: "rest.advertised.listener", Type: configdef.String, Importance: configdef.Low, Doc: "Protocol given to other workers."},
+		{Name: "client.id", Type: configdef.String, Default: configdef.Ptr(""), Importance: configdef.Low, Doc: "Client id sent with Kafka requests."},
 	}
 	if mode == Standalone {
-		return append(keys, Key{Name: "offset.storage.file.filename", Type: String, Required: true, Importance: High, Doc: "File to store source connector offsets in."})
+		return append(keys, configdef.Key{Name: "offset.storage.file.filename", Type: configdef.String, Required: true, Importance: configdef.High, Doc: "File to store source connector offsets in."})
 	}
 	return append(keys,
-		Key{Name: "group.id", Type: String, Required: true, Importance: High, Doc: "Connect cluster group this worker belongs to."},
-		Key{Name: "session.timeout.ms", Type: Int, Default: Ptr("10000"), Importance: High, Doc: "Group session timeout."},
-		Key{Name: "rebalance.timeout.ms", Type: Int, Default: Ptr("60000"), Importance: High, Doc: "Maximum time for a rebalance."},
-		Key{Name: "heartbeat.interval.ms", Type: Int, Default: Ptr("3000"), Importance: High, Doc: "Group heartbeat interval."},
-		Key{Name: "offset.storage.topic", Type: String, Required: true, Importance: High, Doc: "Topic for source connector offsets."},
-		Key{Name: "offset.storage.partitions", Type: Int, Default: Ptr("25"), Importance: Low, Doc: "Partitions of the offsets topic.", Validator: partitionsValidator},
-		Key{Name: "offset.storage.replication.factor", Type: Short, Default: Ptr("3"), Importance: Low, Doc: "Replication factor of the offsets topic.", Validator: replicationFactorValidator},
-		Key{Name: "config.storage.topic", Type: String, Required: true, Importance: High, Doc: "Topic for connector configurations."},
-		Key{Name: "config.storage.replication.factor", Type: Short, Default: Ptr("3"), Importance: Low, Doc: "Replication factor of the config topic.", Validator: replicationFactorValidator},
-		Key{Name: "status.storage.topic", Type: String, Required: true, Importance: High, Doc: "Topic for connector and task status."},
-		Key{Name: "status.storage.partitions", Type: Int, Default: Ptr("5"), Importance: Low, Doc: "Partitions of the status topic.", Validator: partitionsValidator},
-		Key{Name: "status.storage.replication.factor", Type: Short, Default: Ptr("3"), Importance: Low, Doc: "Replication factor of the status topic.", Validator: replicationFactorValidator},
-		Key{Name: "scheduled.rebalance.max.delay.ms", Type: Int, Default: Ptr("300000"), Importance: Low, Doc: "Delay before reassigning a departed worker's work.", Validator: Between(0, math.MaxInt32)},
+		configdef.Key{Name: "group.id", Type: configdef.String, Required: true, Importance: configdef.High, Doc: "Connect cluster group this worker belongs to."},
+		configdef.Key{Name: "session.timeout.ms", Type: configdef.Int, Default: configdef.Ptr("10000"), Importance: configdef.High, Doc: "Group session timeout."},
+		configdef.Key{Name: "rebalance.timeout.ms", Type: configdef.Int, Default: configdef.Ptr("60000"), Importance: configdef.High, Doc: "Maximum time for a rebalance."},
+		configdef.Key{Name: "heartbeat.interval.ms", Type: configdef.Int, Default: configdef.Ptr("3000"), Importance: configdef.High, Doc: "Group heartbeat interval."},
+		configdef.Key{Name: "offset.storage.topic", Type: configdef.String, Required: true, Importance: configdef.High, Doc: "Topic for source connector offsets."},
+		configdef.Key{Name: "offset.storage.partitions", Type: configdef.Int, Default: configdef.Ptr("25"), Importance: configdef.Low, Doc: "Partitions of the offsets topic.", Validator: partitionsValidator},
+		configdef.Key{Name: "offset.storage.replication.factor", Type: configdef.Short, Default: configdef.Ptr("3"), Importance: configdef.Low, Doc: "Replication factor of the offsets topic.", Validator: replicationFactorValidator},
+		configdef.Key{Name: "config.storage.topic", Type: configdef.String, Required: true, Importance: configdef.High, Doc: "Topic for connector configurations."},
+		configdef.Key{Name: "config.storage.replication.factor", Type: configdef.Short, Default: configdef.Ptr("3"), Importance: configdef.Low, Doc: "Replication factor of the config topic.", Validator: replicationFactorValidator},
+		configdef.Key{Name: "status.storage.topic", Type: configdef.String, Required: true, Importance: configdef.High, Doc: "Topic for connector and task status."},
+		configdef.Key{Name: "status.storage.partitions", Type: configdef.Int, Default: configdef.Ptr("5"), Importance: configdef.Low, Doc: "Partitions of the status topic.", Validator: partitionsValidator},
+		configdef.Key{Name: "status.storage.replication.factor", Type: configdef.Short, Default: configdef.Ptr("3"), Importance: configdef.Low, Doc: "Replication factor of the status topic.", Validator: replicationFactorValidator},
+		configdef.Key{Name: "scheduled.rebalance.max.delay.ms", Type: configdef.Int, Default: configdef.Ptr("300000"), Importance: configdef.Low, Doc: "Delay before reassigning a departed worker's work.", Validator: configdef.Between(0, math.MaxInt32)},
 	)
 }
 
@@ -167,14 +170,14 @@ func listenersValidator(_ string, value any) error {
 // that failed to parse was already reported (Kafka would throw an NPE here).
 func partitionsValidator(name string, value any) error {
 	if n, ok := value.(int32); ok && n != -1 && n < 1 {
-		return &ConfigError{Name: name, Value: value, Message: "Number of partitions must be positive, or -1 to use the broker's default"}
+		return &configdef.ConfigError{Name: name, Value: value, Message: "Number of partitions must be positive, or -1 to use the broker's default"}
 	}
 	return nil
 }
 
 func replicationFactorValidator(name string, value any) error {
 	if n, ok := value.(int16); ok && n != -1 && n < 1 {
-		return &ConfigError{Name: name, Value: value, Message: "Replication factor must be positive and not larger than the number of brokers in the Kafka cluster, or -1 to use the broker's default"}
+		return &configdef.ConfigError{Name: name, Value: value, Message: "Replication factor must be positive and not larger than the number of brokers in the Kafka cluster, or -1 to use the broker's default"}
 	}
 	return nil
 }
@@ -186,19 +189,19 @@ func replicationFactorValidator(name string, value any) error {
 // per-key messages and unknown keys with suggestions, which the caller
 // should log as warnings. The error lists every problem, including
 // converter classes cdcd does not implement.
-func ParseWorker(props map[string]string, mode Mode) (*Worker, Result, error) {
+func ParseWorker(props map[string]string, mode Mode) (*Worker, configdef.Result, error) {
 	providers, err := NewProviders(props, os.Environ())
 	if err != nil {
-		return nil, Result{}, fmt.Errorf("%w: %w", ErrWorkerConfig, err)
+		return nil, configdef.Result{}, fmt.Errorf("%w: %w", ErrWorkerConfig, err)
 	}
 	resolved, err := providers.Resolve(props)
 	if err != nil {
-		return nil, Result{}, fmt.Errorf("%w: %w", ErrWorkerConfig, err)
+		return nil, configdef.Result{}, fmt.Errorf("%w: %w", ErrWorkerConfig, err)
 	}
 	cfg := resolved.Values
 	defs := WorkerKeys(mode)
 	known := append(append([]string{}, workerPrefixes...), workerUnusedKeys...)
-	res := Validate(defs, cfg, known...)
+	res := configdef.Validate(defs, cfg, known...)
 	problems := res.Errors()
 	for _, key := range []string{"key.converter", "value.converter", "header.converter"} {
 		if v, _ := res.Value(key); v.Parsed != nil {

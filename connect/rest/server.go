@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cdcd/cdcd/connect"
-	"github.com/cdcd/cdcd/connect/config"
+	"github.com/cdcd/cdcd/schema/configdef"
 )
 
 // Herder is what the REST API needs from the worker (*connect.Worker). Every method may be called
@@ -41,8 +41,8 @@ type Herder interface {
 	AlterConnectorOffsets(name string, offsets []connect.ConnectorOffset) (string, error)
 	ResetConnectorOffsets(name string) (string, error)
 	ConnectorPlugins(connectorsOnly bool) []connect.PluginInfo
-	PluginConfig(plugin string) ([]config.ConfigKeyInfo, error)
-	ValidateConnectorConfig(plugin string, cfg map[string]string) (config.ConfigInfos, error)
+	PluginConfig(plugin string) ([]configdef.ConfigKeyInfo, error)
+	ValidateConnectorConfig(plugin string, cfg map[string]string) (configdef.ConfigInfos, error)
 	CheckSchemas(ctx context.Context, name string) (connect.SchemaCheck, error)
 	// PutTaskConfigs is Connect's internal endpoint through which followers hand the leader task configs.
 	PutTaskConfigs(name string, tasks []map[string]string) error

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cdcd/cdcd/connect"
 	"github.com/cdcd/cdcd/connect/config"
+	"github.com/cdcd/cdcd/schema/configdef"
 )
 
 // fakeHerder knows one connector, "pg", RUNNING with task 0, and records the last call's arguments.
@@ -143,14 +144,14 @@ func (f *fakeHerder) ConnectorPlugins(connectorsOnly bool) []connect.PluginInfo 
 	}
 	return out
 }
-func (f *fakeHerder) PluginConfig(plugin string) ([]config.ConfigKeyInfo, error) {
+func (f *fakeHerder) PluginConfig(plugin string) ([]configdef.ConfigKeyInfo, error) {
 	if plugin != "Postgres" {
 		return nil, &connect.RequestError{Kind: connect.NotFound, Message: "Unknown plugin " + plugin + "."}
 	}
-	return []config.ConfigKeyInfo{{Name: "k", Type: "STRING", Importance: "HIGH", Width: "NONE", DisplayName: "k", Dependents: []string{}}}, nil
+	return []configdef.ConfigKeyInfo{{Name: "k", Type: "STRING", Importance: "HIGH", Width: "NONE", DisplayName: "k", Dependents: []string{}}}, nil
 }
-func (f *fakeHerder) ValidateConnectorConfig(plugin string, cfg map[string]string) (config.ConfigInfos, error) {
-	return config.ConfigInfos{Name: plugin, ErrorCount: len(cfg), Groups: []string{}, Configs: []config.ConfigInfo{}}, nil
+func (f *fakeHerder) ValidateConnectorConfig(plugin string, cfg map[string]string) (configdef.ConfigInfos, error) {
+	return configdef.ConfigInfos{Name: plugin, ErrorCount: len(cfg), Groups: []string{}, Configs: []configdef.ConfigInfo{}}, nil
 }
 
 // PutTaskConfigs refuses as a follower would: the leader is at f.leaderURL ("" when unknown).

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cdcd/cdcd/connect/config"
+	"github.com/cdcd/cdcd/schema/configdef"
 )
 
 // Configs written for Debezium 1.x (and the few 3.x deprecations) still circulate. Debezium 3.6.1 itself
@@ -189,16 +189,16 @@ func logLegacyWarnings(connector string, warnings []string, log *slog.Logger) {
 }
 
 // legacyErrorValues turns MapLegacyKeys's refusals into validate-response values on the refused keys.
-func legacyErrorValues(err error) []config.Value {
+func legacyErrorValues(err error) []configdef.Value {
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) {
 		return nil
 	}
-	var values []config.Value
+	var values []configdef.Value
 	for _, e := range joined.Unwrap() {
 		var ce *ConfigError
 		if errors.As(e, &ce) {
-			values = append(values, config.Value{Name: ce.Key, Set: true, Errors: []string{ce.Error()}})
+			values = append(values, configdef.Value{Name: ce.Key, Set: true, Errors: []string{ce.Error()}})
 		}
 	}
 	return values

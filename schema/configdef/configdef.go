@@ -1,4 +1,4 @@
-package config
+package configdef
 
 import (
 	"errors"
@@ -64,9 +64,10 @@ func (w Width) String() string {
 // is formatted, like Kafka's Password, so it cannot leak into logs by accident.
 type Password string
 
-const hiddenValue = "[hidden]"
+// Hidden is what Connect prints in place of a password-typed or secret value.
+const Hidden = "[hidden]"
 
-func (Password) String() string { return hiddenValue }
+func (Password) String() string { return Hidden }
 
 // Reveal returns the secret itself, for the one place that needs it.
 func (p Password) Reveal() string { return string(p) }

@@ -1,4 +1,4 @@
-package config
+package configdef
 
 import (
 	"github.com/cdcd/cdcd/schema/jsonconv"
@@ -23,7 +23,7 @@ func javaString(v any) string {
 	case string:
 		return x
 	case Password:
-		return hiddenValue
+		return Hidden
 	case bool:
 		return strconv.FormatBool(x)
 	case int16:

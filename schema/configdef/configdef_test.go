@@ -1,14 +1,12 @@
-package config
+package configdef
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"maps"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -18,7 +16,8 @@ var typesByName = map[string]Type{
 }
 
 // TestParseValueMatchesKafka replays ConfigDef.parseType and validator
-// outcomes recorded from Kafka 4.4 (testdata/gen/ConnectVectors.java).
+// outcomes recorded from Kafka 4.4 (connect/config/testdata/gen/ConnectVectors.java writes
+// parse_type.jsonl and configinfos.json; they live in this package's testdata).
 func TestParseValueMatchesKafka(t *testing.T) {
 	validators := map[string]Validator{
 		"atLeast1":        AtLeast(1),
@@ -219,34 +218,5 @@ func TestJavaFormatting(t *testing.T) {
 	}
 	if got := javaTrim("\x01 a b \t"); got != "a b" {
 		t.Errorf("javaTrim: %q", got)
-	}
-}
-
-// TestConnectorFilesMatchConnect replays ConnectStandalone's own parsing of
-// the files in testdata/connectorfiles.
-func TestConnectorFilesMatchConnect(t *testing.T) {
-	for _, line := range readLines(t, "testdata/connector_files.jsonl") {
-		var v struct {
-			File, Name, Error string
-			Config            map[string]string
-			InitialState      string `json:"initial_state"`
-		}
-		if err := json.Unmarshal([]byte(line), &v); err != nil {
-			t.Fatal(err)
-		}
-		got, err := LoadConnectorFile(v.File)
-		if v.Error != "" {
-			if err == nil || !strings.Contains(err.Error(), v.Error) || !errors.Is(err, ErrConnectorFile) {
-				t.Errorf("%s: got (%+v, %v), want error %q", v.File, got, err, v.Error)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", v.File, err)
-			continue
-		}
-		if got.Name != v.Name || got.InitialState != v.InitialState || !maps.Equal(got.Config, v.Config) {
-			t.Errorf("%s: got %+v, want name=%q state=%q config=%q", v.File, got, v.Name, v.InitialState, v.Config)
-		}
 	}
 }
