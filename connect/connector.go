@@ -2,7 +2,6 @@ package connect
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/connect/transforms"
-	"github.com/cdcd/cdcd/sink/kafka"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -89,7 +87,7 @@ func (c *task) run(ctx context.Context) {
 			c.setState(Stopped, nil)
 			return
 		}
-		if isFatal(err) {
+		if source.IsFatal(err) {
 			c.log.Error("connector failed; fix the cause and restart it", "error", err)
 			c.setState(Failed, err)
 			return
@@ -106,24 +104,12 @@ func (c *task) run(ctx context.Context) {
 	}
 }
 
-// fatalError marks an error a restart cannot fix.
-type fatalError struct{ error }
-
-func (e fatalError) Fatal() bool   { return true }
-func (e fatalError) Unwrap() error { return e.error }
-
-// isFatal reports errors a restart cannot fix.
-func isFatal(err error) bool {
-	var fatal interface{ Fatal() bool }
-	return errors.As(err, &fatal) && fatal.Fatal()
-}
-
 func (c *task) attempt(ctx context.Context) error {
-	plug, err := pluginFor(c.props)
+	plug, err := c.w.plugins.forConfig(c.props)
 	if err != nil {
-		return fatalError{err}
+		return source.Fatal(err)
 	}
-	src, err := plug.parse(c.name, c.props, c.log)
+	src, err := plug.NewTask(c.name, c.props, c.log)
 	if err != nil {
 		return err
 	}
@@ -143,7 +129,7 @@ func (c *task) attempt(ctx context.Context) error {
 		}
 		stored = m.Map()
 	}
-	reader, err := src.NewReader(stored, c.w, c.log)
+	reader, err := src.OpenReader(stored, source.Env{Log: c.log, Logs: c.w.logs})
 	if err != nil {
 		return fmt.Errorf("stored offset of connector %q: %w", c.name, err)
 	}
@@ -153,15 +139,11 @@ func (c *task) attempt(ctx context.Context) error {
 	}
 	errorHandling, err := ParseErrorHandling(c.props)
 	if err != nil {
-		return fatalError{err}
+		return source.Fatal(err)
 	}
-	producerCfg, err := c.w.producerConfig(c.name, c.props)
+	sender, err := c.w.sinks.OpenSink(c.w.sinkConfig(c.name, c.props), c.log)
 	if err != nil {
-		return err
-	}
-	sender, err := kafka.NewWriter(producerCfg, c.log)
-	if err != nil {
-		return err
+		return source.Fatal(err)
 	}
 	defer sender.Close(context.Background())
 
@@ -245,7 +227,7 @@ func (g *gate) wait(ctx context.Context) error {
 
 // gatedReader passes a Reader's batches on only while its gate is open.
 type gatedReader struct {
-	Reader
+	source.Reader
 	gate *gate
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/schema/avro"
 	"github.com/cdcd/cdcd/schema/jsonconv"
-	"github.com/cdcd/cdcd/sink/kafka"
+	"github.com/cdcd/cdcd/sink"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -41,8 +41,8 @@ type recordEncoder struct {
 
 var _ Encoder = recordEncoder{}
 
-func (e recordEncoder) Encode(ev *source.Event) (kafka.Record, error) {
-	rec := kafka.Record{Topic: ev.Topic, Time: ev.Timestamp}
+func (e recordEncoder) Encode(ev *source.Event) (sink.Record, error) {
+	rec := sink.Record{Topic: ev.Topic, Time: ev.Timestamp}
 	var err error
 	if ev.KeySchema != nil || ev.Key != nil {
 		if rec.Key, err = e.key.Encode(ev.Topic, ev.KeySchema, ev.Key); err != nil {
@@ -59,7 +59,7 @@ func (e recordEncoder) Encode(ev *source.Event) (kafka.Record, error) {
 		if err != nil {
 			return rec, fmt.Errorf("header %s: %w", h.Key, err)
 		}
-		rec.Headers = append(rec.Headers, kafka.Header{Key: h.Key, Value: b})
+		rec.Headers = append(rec.Headers, sink.Header{Key: h.Key, Value: b})
 	}
 	return rec, nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/cdcd/cdcd/connect/cluster"
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
-	"github.com/cdcd/cdcd/source/postgres/slotguard"
 )
 
 // Distributed is a distributed worker: connect-distributed's behaviour with the same worker properties.
@@ -65,23 +64,7 @@ type Distributed struct {
 
 // NewDistributed builds a distributed worker from worker properties; nothing connects to Kafka until
 // Open.
-func NewDistributed(props map[string]string, log *slog.Logger) (*Distributed, error) {
-	cfg, res, err := config.ParseWorker(props, config.Distributed)
-	if err != nil {
-		return nil, err
-	}
-	for _, u := range res.Unknown {
-		if isCdcdWorkerKey(u.Name) {
-			continue
-		}
-		log.Warn("unknown worker property ignored", "key", u.Name, "did_you_mean", u.Suggestion)
-	}
-	// Slots a task creates are remembered for this process only: the slot guardian, which needs a
-	// durable record of them, does not run in distributed mode.
-	ledger, err := slotguard.OpenLedger("")
-	if err != nil {
-		return nil, err
-	}
+func NewDistributed(cfg *config.Worker, parts Parts, log *slog.Logger) (*Distributed, error) {
 	d := &Distributed{
 		log:             log,
 		client:          &http.Client{Timeout: 30 * time.Second},
@@ -96,7 +79,7 @@ func NewDistributed(props map[string]string, log *slog.Logger) (*Distributed, er
 	}
 	d.generation.Store(-1)
 	// The offset store is opened in Open; the worker reads it through d until then.
-	w, err := newWorker(cfg, lazyOffsets{d}, ledger, log)
+	w, err := newWorker(cfg, lazyOffsets{d}, parts, log)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +331,7 @@ func (d *Distributed) reconcileConnectorsLocked(snap cluster.ConfigSnapshot) {
 			d.connectorStates[name] = state
 			d.putConnectorStatus(name, state)
 		}
-		want := impliedTaskConfigs(props, target)
+		want := d.w.plugins.impliedTaskConfigs(props, target)
 		if _, incomplete := slices.BinarySearch(snap.Inconsistent, name); !incomplete && sameTaskConfigs(snap.Tasks[name], want) {
 			continue
 		}
@@ -378,13 +361,13 @@ func taskConfig(snap cluster.ConfigSnapshot, name string) (map[string]string, bo
 // impliedTaskConfigs are the task configs Connect stores for a Debezium connector: one task, with the
 // connector's config as submitted (placeholders unresolved, as Connect's reverse transform leaves them)
 // and task.class; none while the connector is STOPPED.
-func impliedTaskConfigs(props map[string]string, target TargetState) []map[string]string {
+func (s connectorSet) impliedTaskConfigs(props map[string]string, target TargetState) []map[string]string {
 	if target == TargetStopped {
 		return []map[string]string{}
 	}
 	cfg := maps.Clone(props)
-	if p := findPlugin(props["connector.class"]); p != nil {
-		cfg["task.class"] = p.taskClass
+	if class := s.taskClass(props); class != "" {
+		cfg["task.class"] = class
 	}
 	return []map[string]string{cfg}
 }

@@ -241,19 +241,19 @@ func (d *Distributed) PutTaskConfigs(name string, tasks []map[string]string) err
 	if err != nil {
 		return err
 	}
-	if err := checkTaskConfigs(snap, name, tasks); err != nil {
+	if err := d.w.plugins.checkTaskConfigs(snap, name, tasks); err != nil {
 		return err
 	}
 	return d.putTaskConfigsAsLeader(ctx, name, tasks)
 }
 
 // checkTaskConfigs refuses task configs other than those the connector's config and target state imply.
-func checkTaskConfigs(snap cluster.ConfigSnapshot, name string, tasks []map[string]string) error {
+func (s connectorSet) checkTaskConfigs(snap cluster.ConfigSnapshot, name string, tasks []map[string]string) error {
 	props, ok := snap.Connectors[name]
 	if !ok {
 		return connectorNotFound(name)
 	}
-	if !sameTaskConfigs(tasks, impliedTaskConfigs(props, targetOf(snap, name))) {
+	if !sameTaskConfigs(tasks, s.impliedTaskConfigs(props, targetOf(snap, name))) {
 		return &RequestError{Kind: BadRequest, Message: "The task configs of connector " + name + " do not match its current config; they may be stale"}
 	}
 	return nil

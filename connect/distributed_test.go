@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cdcd/cdcd/connect/cluster"
+	"github.com/cdcd/cdcd/connect/config"
 )
 
 func TestNeedsRebalance(t *testing.T) {
@@ -42,13 +43,13 @@ func TestImpliedTaskConfigs(t *testing.T) {
 	props := map[string]string{"name": "pg", "connector.class": "io.debezium.connector.postgresql.PostgresConnector", "database.password": "${file:/s:pw}"}
 	want := []map[string]string{{"name": "pg", "connector.class": props["connector.class"], "database.password": "${file:/s:pw}",
 		"task.class": "io.debezium.connector.postgresql.PostgresConnectorTask"}}
-	if got := impliedTaskConfigs(props, TargetStarted); !reflect.DeepEqual(got, want) {
+	if got := testConnectors.impliedTaskConfigs(props, TargetStarted); !reflect.DeepEqual(got, want) {
 		t.Errorf("started: %v", got)
 	}
-	if got := impliedTaskConfigs(props, TargetPaused); !reflect.DeepEqual(got, want) {
+	if got := testConnectors.impliedTaskConfigs(props, TargetPaused); !reflect.DeepEqual(got, want) {
 		t.Errorf("paused: %v", got)
 	}
-	if got := impliedTaskConfigs(props, TargetStopped); got == nil || len(got) != 0 {
+	if got := testConnectors.impliedTaskConfigs(props, TargetStopped); got == nil || len(got) != 0 {
 		t.Errorf("stopped: %v, want no tasks", got)
 	}
 }
@@ -63,11 +64,12 @@ func (f *fixedConfig) Snapshot() cluster.ConfigSnapshot { return f.snap }
 // touching a database.
 func testDistributed(t *testing.T, snap cluster.ConfigSnapshot) (*Distributed, *fixedConfig) {
 	t.Helper()
-	d, err := NewDistributed(map[string]string{
+	cfg := parseTestWorker(t, map[string]string{
 		"bootstrap.servers": "127.0.0.1:1", "group.id": "g",
 		"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s",
 		"key.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-	}, slog.New(slog.DiscardHandler))
+	}, config.Distributed)
+	d, err := NewDistributed(cfg, testParts(cfg.BootstrapServers), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +78,9 @@ func testDistributed(t *testing.T, snap cluster.ConfigSnapshot) (*Distributed, *
 	t.Cleanup(d.w.Shutdown)
 	return d, view
 }
+
+// testConnectors are the connector classes cmd/cdcd registers.
+var testConnectors = connectorSet(testParts(nil).Connectors)
 
 func twoConnectors() cluster.ConfigSnapshot {
 	task := func(name string) []map[string]string {
@@ -200,20 +205,20 @@ func TestLeaderOnlyRefusals(t *testing.T) {
 func TestLeaderStoresOnlyImpliedTaskConfigs(t *testing.T) {
 	props := map[string]string{"name": "pg", "connector.class": "io.debezium.connector.postgresql.PostgresConnector"}
 	snap := cluster.ConfigSnapshot{Connectors: map[string]map[string]string{"pg": props}, TargetStates: map[string]cluster.TargetState{}}
-	implied := impliedTaskConfigs(props, TargetStarted)
-	if err := checkTaskConfigs(snap, "pg", implied); err != nil {
+	implied := testConnectors.impliedTaskConfigs(props, TargetStarted)
+	if err := testConnectors.checkTaskConfigs(snap, "pg", implied); err != nil {
 		t.Errorf("the implied task configs: %v", err)
 	}
 	forged := []map[string]string{maps.Clone(implied[0])}
 	forged[0]["database.hostname"] = "elsewhere"
-	if re, ok := checkTaskConfigs(snap, "pg", forged).(*RequestError); !ok || re.Kind != BadRequest {
+	if re, ok := testConnectors.checkTaskConfigs(snap, "pg", forged).(*RequestError); !ok || re.Kind != BadRequest {
 		t.Errorf("forged task configs: %v", re)
 	}
-	if re, ok := checkTaskConfigs(snap, "nope", implied).(*RequestError); !ok || re.Kind != NotFound {
+	if re, ok := testConnectors.checkTaskConfigs(snap, "nope", implied).(*RequestError); !ok || re.Kind != NotFound {
 		t.Errorf("unknown connector: %v", re)
 	}
 	snap.TargetStates["pg"] = cluster.Stopped
-	if err := checkTaskConfigs(snap, "pg", []map[string]string{}); err != nil {
+	if err := testConnectors.checkTaskConfigs(snap, "pg", []map[string]string{}); err != nil {
 		t.Errorf("no tasks for a stopped connector: %v", err)
 	}
 }

@@ -173,10 +173,7 @@ func (w *Worker) TaskConfigs(name string) ([]TaskInfo, error) {
 		return nil, err
 	}
 	out := []TaskInfo{}
-	taskClass := ""
-	if p := findPlugin(info.Config["connector.class"]); p != nil {
-		taskClass = p.taskClass
-	}
+	taskClass := w.plugins.taskClass(info.Config)
 	for _, id := range info.Tasks {
 		cfg := maps.Clone(info.Config)
 		cfg["task.class"] = taskClass
@@ -604,8 +601,8 @@ func (w *Worker) resetOffsets(name string) (string, error) {
 // ConnectorPlugins lists the connector plugins; with connectorsOnly false, the converters too.
 func (w *Worker) ConnectorPlugins(connectorsOnly bool) []PluginInfo {
 	var out []PluginInfo
-	for _, p := range plugins {
-		out = append(out, PluginInfo{Class: p.class, Type: ConnectorType, Version: pluginVersion()})
+	for _, p := range w.plugins {
+		out = append(out, PluginInfo{Class: p.Class(), Type: ConnectorType, Version: pluginVersion()})
 	}
 	if connectorsOnly {
 		return out
@@ -623,7 +620,7 @@ func (w *Worker) ConnectorPlugins(connectorsOnly bool) []PluginInfo {
 
 // PluginConfig returns the connector plugin's setting definitions: Debezium's, then Connect's own.
 func (w *Worker) PluginConfig(plugin string) ([]configdef.ConfigKeyInfo, error) {
-	p := findPlugin(plugin)
+	p := w.plugins.find(plugin)
 	if p == nil {
 		return nil, notFound("Unknown plugin %s.", plugin)
 	}
@@ -634,7 +631,7 @@ func (w *Worker) PluginConfig(plugin string) ([]configdef.ConfigKeyInfo, error) 
 			connectKeys[i].Default = nil
 		}
 	}
-	infos := configdef.NewConfigInfos(p.class, append(p.keys(), connectKeys...), configdef.Result{})
+	infos := configdef.NewConfigInfos(p.Class(), append(p.ConfigKeys(), connectKeys...), configdef.Result{})
 	out := make([]configdef.ConfigKeyInfo, 0, len(infos.Configs))
 	for _, c := range infos.Configs {
 		out = append(out, *c.Definition)
@@ -667,12 +664,12 @@ func (w *Worker) validate(cfg map[string]string) (configdef.ConfigInfos, error) 
 	if !ok {
 		return configdef.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: "Connector config contains no connector type"}
 	}
-	p := findPlugin(class)
+	p := w.plugins.find(class)
 	if p == nil {
-		descs := make([]string, len(plugins))
-		for i, p := range plugins {
+		descs := make([]string, len(w.plugins))
+		for i, p := range w.plugins {
 			descs[i] = fmt.Sprintf("PluginDesc{klass=class %s, name='%s', version='%s', encodedVersion=%s, type=source, typeName='source', location='classpath'}",
-				p.class, p.class, pluginVersion(), pluginVersion())
+				p.Class(), p.Class(), pluginVersion(), pluginVersion())
 		}
 		return configdef.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: fmt.Sprintf(
 			"Failed to find any class that implements Connector and which name matches %s, available connectors are: %s",
@@ -680,7 +677,7 @@ func (w *Worker) validate(cfg map[string]string) (configdef.ConfigInfos, error) 
 	}
 	connectKeys := w.connectorKeys()
 	res := configdef.Validate(connectKeys, cfg)
-	res.Values = append(res.Values, p.validate(cfg).Values...)
+	res.Values = append(res.Values, p.Validate(cfg).Values...)
 	if res.ErrorCount() == 0 {
 		addParseErrors(&res, w, p, cfg)
 	}
@@ -688,7 +685,7 @@ func (w *Worker) validate(cfg map[string]string) (configdef.ConfigInfos, error) 
 	if res.ErrorCount() == 0 {
 		w.addSchemaRegistryErrors(&res, cfg)
 	}
-	return configdef.NewConfigInfos(p.class, append(connectKeys, p.keys()...), res), nil
+	return configdef.NewConfigInfos(p.Class(), append(connectKeys, p.ConfigKeys()...), res), nil
 }
 
 // addSchemaRegistryErrors is validation's schema pre-flight: when the worker writes Avro through a schema
@@ -726,13 +723,13 @@ func (w *Worker) addSchemaRegistryErrors(res *configdef.Result, cfg map[string]s
 
 // addParseErrors adds cdcd's own refusals (a value Debezium accepts but cdcd cannot honour, such as
 // plugin.name=decoderbufs) to the values they concern.
-func addParseErrors(res *configdef.Result, w *Worker, p *plugin, cfg map[string]string) {
+func addParseErrors(res *configdef.Result, w *Worker, p source.Connector, cfg map[string]string) {
 	resolved, err := w.ResolveConnectorConfig(cfg)
 	if err != nil {
 		addError(res, "connector.class", err.Error())
 		return
 	}
-	_, err = p.parse(cfg["name"], resolved, slog.New(slog.DiscardHandler))
+	_, err = p.NewTask(cfg["name"], resolved, slog.New(slog.DiscardHandler))
 	if err == nil {
 		return
 	}
@@ -742,7 +739,7 @@ func addParseErrors(res *configdef.Result, w *Worker, p *plugin, cfg map[string]
 		errs = joined.Unwrap()
 	}
 	for _, e := range errs {
-		var ce configKeyError
+		var ce source.KeyError
 		if errors.As(e, &ce) {
 			addError(res, ce.ConfigKey(), ce.Error())
 		} else {
@@ -794,8 +791,8 @@ var connectorKeyPrefixes = []string{"producer.override.", "consumer.override.", 
 // as Connect's validation reports them; the key is otherwise ignored.
 func (w *Worker) warnUnknownKeys(name string, cfg map[string]string) {
 	keys := w.connectorKeys()
-	if p := findPlugin(cfg["connector.class"]); p != nil {
-		keys = append(keys, p.keys()...)
+	if p := w.plugins.find(cfg["connector.class"]); p != nil {
+		keys = append(keys, p.ConfigKeys()...)
 	}
 	res := configdef.Validate(keys, cfg, connectorKeyPrefixes...)
 	for _, u := range res.Unknown {

@@ -15,17 +15,12 @@ import (
 
 func newTestWorker(t *testing.T) *Worker {
 	t.Helper()
-	w, err := NewStandalone(map[string]string{
+	return newTestStandalone(t, map[string]string{
 		"bootstrap.servers":            "127.0.0.1:1",
 		"key.converter":                "org.apache.kafka.connect.json.JsonConverter",
 		"value.converter":              "org.apache.kafka.connect.json.JsonConverter",
 		"offset.storage.file.filename": filepath.Join(t.TempDir(), "offsets.dat"),
 	}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Shutdown)
-	return w
 }
 
 func pgConfig(name string) map[string]string {
@@ -211,16 +206,12 @@ func TestGatedReaderHoldsBatchesWhilePaused(t *testing.T) {
 // An unknown connector key is logged with the closest known key, and otherwise ignored, as Connect does.
 func TestHerderWarnsAboutUnknownConnectorKeys(t *testing.T) {
 	var logged strings.Builder
-	w, err := NewStandalone(map[string]string{
+	w := newTestStandalone(t, map[string]string{
 		"bootstrap.servers":            "127.0.0.1:1",
 		"key.converter":                "org.apache.kafka.connect.json.JsonConverter",
 		"value.converter":              "org.apache.kafka.connect.json.JsonConverter",
 		"offset.storage.file.filename": filepath.Join(t.TempDir(), "offsets.dat"),
 	}, slog.New(slog.NewTextHandler(&logged, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Shutdown)
 	cfg := pgConfig("pg")
 	cfg["tombstone.on.delete"] = "false"
 	cfg["producer.override.linger.ms"] = "5"

@@ -15,27 +15,9 @@ import (
 
 	"github.com/cdcd/cdcd/connect/transforms"
 	"github.com/cdcd/cdcd/schema/avro"
-	"github.com/cdcd/cdcd/sink/kafka"
+	"github.com/cdcd/cdcd/sink"
 	"github.com/cdcd/cdcd/source"
 )
-
-// Reader is a database reader as the pipeline drives it.
-type Reader interface {
-	// Run reads from the database and sends batches on out until ctx is cancelled (it then returns ctx.Err())
-	// or the stream fails (a stream error carrying the position). It blocks while out is full, but keeps its
-	// database connection alive meanwhile. Called once.
-	Run(ctx context.Context, out chan<- source.Batch) error
-	// Release tells the reader that everything up to pos is durable in the offset store, so the database may
-	// discard it. Safe to call concurrently with Run; never blocks.
-	Release(pos source.Position)
-}
-
-// Sender produces records to Kafka (sink/kafka.Writer).
-type Sender interface {
-	// Send enqueues recs in order and calls done once, from any goroutine, when all are acknowledged or one
-	// failed for good. It blocks while too much is in flight, and returns early with ctx's error.
-	Send(ctx context.Context, recs []kafka.Record, done func(error)) error
-}
 
 // OffsetWriter stores a connector's source offset durably.
 type OffsetWriter interface {
@@ -46,7 +28,7 @@ type OffsetWriter interface {
 
 // Encoder turns an event into a Kafka record with the worker's converters.
 type Encoder interface {
-	Encode(ev *source.Event) (kafka.Record, error)
+	Encode(ev *source.Event) (sink.Record, error)
 }
 
 // Transformer applies a connector's transforms chain (connect/transforms.Chain) to an event before it is
@@ -63,11 +45,11 @@ type Transformer interface {
 // stands for it is durable, and an offset is written only after Kafka acknowledged its batch and every batch
 // before it. At any instant the database's confirmed position ≤ the durable offset ≤ what Kafka holds.
 type Pipeline struct {
-	Reader Reader
+	Reader source.Reader
 	// Transforms, when not nil, runs on every event before Encoder.
 	Transforms    Transformer
 	Encoder       Encoder
-	Sender        Sender
+	Sender        sink.Sink
 	Offsets       OffsetWriter
 	FlushInterval time.Duration // offset.flush.interval.ms
 	// MaxPendingBatches bounds the batches between read and offset commit (each may be empty, so the sink's
@@ -113,7 +95,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	// Final commit: wait briefly for outstanding acks so a stop records what was delivered.
-	tr.waitIdle(5 * time.Second)
+	flushCtx, cancelFlush := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = p.Sender.Flush(flushCtx) // what is still unacknowledged is re-read after the restart
+	cancelFlush()
 	if cerr := p.commit(tr); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -135,7 +119,7 @@ func (p *Pipeline) produce(ctx context.Context, batches <-chan source.Batch, tr 
 			return nil
 		case b = <-batches:
 		}
-		recs := make([]kafka.Record, 0, len(b.Events))
+		recs := make([]sink.Record, 0, len(b.Events))
 		for i := range b.Events {
 			ev := &b.Events[i]
 			// A record that is filtered, or skipped by errors.tolerance=all, is not produced; the batch's offset
@@ -266,7 +250,7 @@ func (p *Pipeline) SkippedRecords() uint64 { return p.skipped.Load() }
 // otherwise the error ends the run. A schema registry that could not be reached is not the record's fault:
 // that error ends the run whatever the tolerance, and the task restarts from its durable offset.
 func (p *Pipeline) recordFailed(stage string, ev *source.Event, err error, at source.Position) error {
-	if errors.Is(err, avro.ErrRegistry) && !isFatal(err) {
+	if errors.Is(err, avro.ErrRegistry) && !source.IsFatal(err) {
 		return fmt.Errorf("encoding an event for topic %s (batch ending at %v): %w", ev.Topic, at, err)
 	}
 	class := "converter"
@@ -275,8 +259,8 @@ func (p *Pipeline) recordFailed(stage string, ev *source.Event, err error, at so
 		class = terr.Class
 	}
 	if !p.Errors.TolerateAll {
-		return fatalError{fmt.Errorf("tolerance exceeded in error handler (errors.tolerance=none): stage %s (%s) failed on a record for topic %s with key %s (batch ending at %v): %w",
-			stage, class, ev.Topic, recordKeyString(ev), at, err)}
+		return source.Fatal(fmt.Errorf("tolerance exceeded in error handler (errors.tolerance=none): stage %s (%s) failed on a record for topic %s with key %s (batch ending at %v): %w",
+			stage, class, ev.Topic, recordKeyString(ev), at, err))
 	}
 	p.skipped.Add(1)
 	if p.Errors.Log {

@@ -15,7 +15,7 @@ import (
 	"github.com/cdcd/cdcd/connect/transforms"
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/schema/avro"
-	"github.com/cdcd/cdcd/sink/kafka"
+	"github.com/cdcd/cdcd/sink"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -38,8 +38,8 @@ func (batchReader) Release(source.Position) {}
 
 type topicEncoder struct{}
 
-func (topicEncoder) Encode(ev *source.Event) (kafka.Record, error) {
-	return kafka.Record{Topic: ev.Topic}, nil
+func (topicEncoder) Encode(ev *source.Event) (sink.Record, error) {
+	return sink.Record{Topic: ev.Topic}, nil
 }
 
 // ackingSender acknowledges every send at once and remembers the topics it was given.
@@ -48,7 +48,7 @@ type ackingSender struct {
 	topics []string
 }
 
-func (s *ackingSender) Send(_ context.Context, recs []kafka.Record, done func(error)) error {
+func (s *ackingSender) Send(_ context.Context, recs []sink.Record, done func(error)) error {
 	s.mu.Lock()
 	for _, r := range recs {
 		s.topics = append(s.topics, r.Topic)
@@ -57,6 +57,10 @@ func (s *ackingSender) Send(_ context.Context, recs []kafka.Record, done func(er
 	done(nil)
 	return nil
 }
+
+// Flush and Close have nothing to wait for: every Send was acknowledged before it returned.
+func (s *ackingSender) Flush(context.Context) error { return nil }
+func (s *ackingSender) Close(context.Context) error { return nil }
 
 type offsetChan chan []source.OffsetField
 
@@ -114,11 +118,11 @@ func TestPipelineSkipsFilteredRecordsButCommitsTheirOffsets(t *testing.T) {
 // failingEncoder fails, with err, every event whose topic starts with "bad".
 type failingEncoder struct{ err error }
 
-func (e failingEncoder) Encode(ev *source.Event) (kafka.Record, error) {
+func (e failingEncoder) Encode(ev *source.Event) (sink.Record, error) {
 	if strings.HasPrefix(ev.Topic, "bad") {
-		return kafka.Record{}, e.err
+		return sink.Record{}, e.err
 	}
-	return kafka.Record{Topic: ev.Topic}, nil
+	return sink.Record{Topic: ev.Topic}, nil
 }
 
 var keyStructSchema = &schema.Schema{Type: schema.StructT, Name: "k", Fields: []schema.Field{{Name: "id", Schema: &schema.Schema{Type: schema.Int32}}}}
@@ -174,7 +178,7 @@ func TestToleranceNoneFailsTheTaskNamingTheRecordAndTransform(t *testing.T) {
 		{Events: []source.Event{stringEvent("cast.a", "12"), stringEvent("cast.b", "twelve")}, Offset: off(1), Position: pos(1)},
 	}, castChain(t), topicEncoder{}, ErrorHandling{}, slog.New(slog.DiscardHandler))
 	err := runUntilOffset(t, p, offsets, 1)
-	if err == nil || !isFatal(err) {
+	if err == nil || !source.IsFatal(err) {
 		t.Fatalf("Run = %v, want an error that fails the task", err)
 	}
 	for _, want := range []string{"cast.b", `{"id":7}`, "Cast$Value", `"num"`, "TRANSFORMATION"} {
@@ -232,8 +236,8 @@ func TestUnreachableRegistryIsNeverSkipped(t *testing.T) {
 		nil, failingEncoder{err: fmt.Errorf("%w: connection refused", avro.ErrRegistry)}, ErrorHandling{TolerateAll: true},
 		slog.New(slog.DiscardHandler))
 	err := runUntilOffset(t, p, offsets, 1)
-	if err == nil || isFatal(err) || p.SkippedRecords() != 0 {
-		t.Errorf("Run = %v (fatal %v), skipped %d: want a restart from the durable offset", err, isFatal(err), p.SkippedRecords())
+	if err == nil || source.IsFatal(err) || p.SkippedRecords() != 0 {
+		t.Errorf("Run = %v (fatal %v), skipped %d: want a restart from the durable offset", err, source.IsFatal(err), p.SkippedRecords())
 	}
 }
 

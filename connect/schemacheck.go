@@ -8,6 +8,7 @@ import (
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/schema/avro"
+	"github.com/cdcd/cdcd/source"
 )
 
 // SchemaCheck is the answer of POST /connectors/{name}/schemas/check: whether the schema registry would
@@ -59,18 +60,18 @@ func (w *Worker) checkSchemas(ctx context.Context, name string, connectorConfig 
 	if err != nil {
 		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: err.Error()}
 	}
-	p, err := pluginFor(resolved)
+	p, err := w.plugins.forConfig(resolved)
 	if err != nil {
 		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: err.Error()}
 	}
-	src, err := p.parse(name, resolved, slog.New(slog.DiscardHandler))
+	src, err := p.NewTask(name, resolved, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: err.Error()}
 	}
-	lister, ok := src.(schemaLister)
+	lister, ok := src.(source.SchemaLister)
 	if !ok {
 		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: fmt.Sprintf(
-			"Connector %s (%s) cannot list its tables' schemas before streaming; the check supports %s", name, p.class, postgresPlugin.class)}
+			"Connector %s (%s) cannot list its tables' schemas before streaming", name, p.Class())}
 	}
 	tables, err := lister.CurrentSchemas(ctx, w.log)
 	if err != nil {

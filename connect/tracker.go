@@ -3,7 +3,6 @@ package connect
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/cdcd/cdcd/source"
 )
@@ -25,7 +24,6 @@ type tracker struct {
 
 	err    error
 	failed chan struct{} // closed on the first failed acknowledgement
-	idle   chan struct{} // signalled whenever pending empties
 }
 
 type pendingBatch struct {
@@ -36,7 +34,7 @@ type pendingBatch struct {
 }
 
 func newTracker(max int) *tracker {
-	return &tracker{slots: make(chan struct{}, max), failed: make(chan struct{}), idle: make(chan struct{}, 1)}
+	return &tracker{slots: make(chan struct{}, max), failed: make(chan struct{})}
 }
 
 // add registers the next batch and returns its sequence number. It blocks while the tracker is full and
@@ -92,12 +90,6 @@ func (t *tracker) ack(seq uint64, err error) {
 	for range n {
 		<-t.slots
 	}
-	if len(t.pending) == 0 {
-		select {
-		case t.idle <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // committable returns the offset to record next, if any.
@@ -124,24 +116,4 @@ func (t *tracker) failure() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.err
-}
-
-// waitIdle waits until nothing is pending, a batch failed, or timeout passes.
-func (t *tracker) waitIdle(timeout time.Duration) {
-	deadline := time.After(timeout)
-	for {
-		t.mu.Lock()
-		empty := len(t.pending) == 0
-		t.mu.Unlock()
-		if empty {
-			return
-		}
-		select {
-		case <-t.idle:
-		case <-t.failed:
-			return
-		case <-deadline:
-			return
-		}
-	}
 }

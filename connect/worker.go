@@ -2,18 +2,19 @@ package connect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
-	"github.com/cdcd/cdcd/sink/kafka"
-	"github.com/cdcd/cdcd/source/postgres/slotguard"
+	"github.com/cdcd/cdcd/schema/configdef"
+	"github.com/cdcd/cdcd/sink"
+	"github.com/cdcd/cdcd/source"
 )
 
 // Worker is a standalone worker: connect-standalone's behaviour with the same worker and connector files,
@@ -41,8 +42,9 @@ type Worker struct {
 	closed     bool
 	onDelete   DeleteHook
 
-	guardian *slotguard.Guardian
-	ledger   *slotguard.Ledger
+	plugins connectorSet
+	sinks   sink.Opener
+	logs    source.LogOpener
 
 	// onTaskState, when set, hears every state a task reports (distributed mode writes it to the status
 	// topic). It is called from the task's goroutine, without the worker's locks held.
@@ -78,47 +80,32 @@ type connector struct {
 	task   *task
 }
 
-// NewStandalone builds a standalone worker from worker properties; config providers are resolved here.
-// Nothing runs until AddConnector (or a REST call) creates a connector.
-func NewStandalone(props map[string]string, log *slog.Logger) (*Worker, error) {
-	cfg, res, err := config.ParseWorker(props, config.Standalone)
-	if err != nil {
-		return nil, err
-	}
-	for _, u := range res.Unknown {
-		if !isCdcdWorkerKey(u.Name) {
-			log.Warn("unknown worker property ignored", "key", u.Name, "did_you_mean", u.Suggestion)
-		}
-	}
-	slotCfg, err := slotguard.ParseConfig(props)
-	if err != nil {
-		return nil, err
-	}
-	ledger, err := slotguard.OpenLedger(slotguard.LedgerPath(cfg.OffsetStorageFile))
-	if err != nil {
-		return nil, err
-	}
+// NewStandalone builds a standalone worker from a parsed worker config (config.ParseWorker with
+// config.Standalone) and the parts cmd/cdcd wired. Nothing runs until AddConnector (or a REST call)
+// creates a connector.
+func NewStandalone(cfg *config.Worker, parts Parts, log *slog.Logger) (*Worker, error) {
 	store, err := offsets.OpenFile(cfg.OffsetStorageFile)
 	if err != nil {
 		return nil, fmt.Errorf("offset.storage.file.filename: %w", err)
 	}
-	w, err := newWorker(cfg, fileOffsets{store}, ledger, log)
-	if err != nil {
-		return nil, err
-	}
-	w.guardian = slotguard.New(slotCfg, slotRegistry{w}, ledger, log)
-	return w, nil
+	return newWorker(cfg, fileOffsets{store}, parts, log)
 }
 
-// RESTCredentialsFileKey is the worker property naming the credentials file of the REST API's HTTP basic
-// authentication (cdcd's key: Connect reaches the same file through a JAAS config).
-const RESTCredentialsFileKey = "rest.basic.auth.credentials.file"
-
-// isCdcdWorkerKey reports worker keys of cdcd's own, which Connect does not know.
-func isCdcdWorkerKey(key string) bool { return isGuardianKey(key) || key == RESTCredentialsFileKey }
+// WarnUnknownWorkerKeys logs each worker key that neither Connect nor a wired part defines, as Connect's
+// AbstractConfig.logUnused does.
+func WarnUnknownWorkerKeys(res configdef.Result, parts Parts, log *slog.Logger) {
+	for _, u := range res.Unknown {
+		if parts.OwnsWorkerKey == nil || !parts.OwnsWorkerKey(u.Name) {
+			log.Warn("unknown worker property ignored", "key", u.Name, "did_you_mean", u.Suggestion)
+		}
+	}
+}
 
 // newWorker builds the part of a worker both modes share: the task runner over an offset store.
-func newWorker(cfg *config.Worker, store offsetStore, ledger *slotguard.Ledger, log *slog.Logger) (*Worker, error) {
+func newWorker(cfg *config.Worker, store offsetStore, parts Parts, log *slog.Logger) (*Worker, error) {
+	if len(parts.Connectors) == 0 || parts.Sink == nil || parts.Logs == nil {
+		return nil, errors.New("connect: the runtime needs connectors, a sink and a log opener (wired in cmd/cdcd)")
+	}
 	enc, err := newRecordEncoder(cfg)
 	if err != nil {
 		return nil, err
@@ -130,7 +117,7 @@ func newWorker(cfg *config.Worker, store offsetStore, ledger *slotguard.Ledger, 
 		life:          life, shutdown: shutdown,
 		connectors: map[string]*connector{},
 		workerID:   "cdcd",
-		ledger:     ledger,
+		plugins:    parts.Connectors, sinks: parts.Sink, logs: parts.Logs,
 	}, nil
 }
 
@@ -207,9 +194,10 @@ func (w *Worker) stopTask(c *connector) {
 	<-t.done
 }
 
-// producerConfig is the sink configuration of one connector: the worker's producer.* settings, overridden
-// by the connector's producer.override.* settings, and the connector's topic.creation.* settings.
-func (w *Worker) producerConfig(name string, props map[string]string) (kafka.Config, error) {
+// sinkConfig is the sink configuration of one connector's task: the worker's producer.* settings,
+// overridden by the connector's producer.override.* settings, and the connector's config for the sink's
+// own keys (topic.creation.*).
+func (w *Worker) sinkConfig(name string, props map[string]string) sink.Config {
 	producer := maps.Clone(w.cfg.Producer)
 	if producer == nil {
 		producer = map[string]string{}
@@ -219,13 +207,15 @@ func (w *Worker) producerConfig(name string, props map[string]string) (kafka.Con
 			producer[rest] = v
 		}
 	}
-	topicCreation, err := kafka.ParseTopicCreation(map[string]string{"topic.creation.enable": strconv.FormatBool(w.cfg.TopicCreationEnable)}, props)
-	if err != nil {
-		return kafka.Config{}, err
+	return sink.Config{
+		Connector: name,
+		// Connect names a source task's producer connector-producer-<connector>-<task>.
+		ClientID:             "connector-producer-" + name + "-0",
+		Servers:              w.cfg.BootstrapServers,
+		Settings:             producer,
+		ConnectorConfig:      props,
+		TopicCreationEnabled: w.cfg.TopicCreationEnable,
 	}
-	// Connect names a source task's producer connector-producer-<connector>-<task>.
-	clientID := "connector-producer-" + name + "-0"
-	return kafka.Config{Brokers: w.cfg.BootstrapServers, ClientID: clientID, Producer: producer, TopicCreation: topicCreation}, nil
 }
 
 // ResolveConnectorConfig resolves config-provider placeholders (${env:…}, ${file:…}) in a connector config
@@ -236,4 +226,42 @@ func (w *Worker) ResolveConnectorConfig(props map[string]string) (map[string]str
 		return nil, err
 	}
 	return res.Values, nil
+}
+
+// ConfiguredConnector is one connector as the worker holds it, for parts wired beside the runtime (the
+// slot guardian): its name, its config with placeholders resolved, and its task's state.
+type ConfiguredConnector struct {
+	Name     string
+	Resolved map[string]string
+	State    State
+}
+
+// ConfiguredConnectors lists every configured connector, whatever its state (a stopped or paused connector
+// still owns its slot). A connector whose placeholders no longer resolve is left out. Safe for concurrent
+// use; it does not wait for the herder's operations.
+func (w *Worker) ConfiguredConnectors() []ConfiguredConnector {
+	type entry struct {
+		name   string
+		config map[string]string
+		state  State
+	}
+	w.mu.Lock()
+	entries := make([]entry, 0, len(w.connectors))
+	for _, c := range w.connectors {
+		state := Stopped
+		if c.task != nil {
+			state, _ = c.task.Status()
+		}
+		entries = append(entries, entry{c.name, c.config, state})
+	}
+	w.mu.Unlock()
+	out := make([]ConfiguredConnector, 0, len(entries))
+	for _, e := range entries {
+		resolved, err := w.ResolveConnectorConfig(e.config)
+		if err != nil {
+			continue
+		}
+		out = append(out, ConfiguredConnector{Name: e.name, Resolved: resolved, State: e.state})
+	}
+	return out
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/source/metrics"
+	"github.com/cdcd/cdcd/source/postgres/slotguard"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -107,7 +108,22 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	if err != nil {
 		return err
 	}
-	w, err := connect.NewStandalone(config.PropertiesMap(workerFile), log)
+	props := config.PropertiesMap(workerFile)
+	cfg, res, err := config.ParseWorker(props, config.Standalone)
+	if err != nil {
+		return err
+	}
+	slotCfg, err := slotguard.ParseConfig(props)
+	if err != nil {
+		return err
+	}
+	ledger, err := slotguard.OpenLedger(slotguard.LedgerPath(cfg.OffsetStorageFile))
+	if err != nil {
+		return err
+	}
+	parts := runtimeParts(cfg, ledger, log)
+	connect.WarnUnknownWorkerKeys(res, parts, log)
+	w, err := connect.NewStandalone(cfg, parts, log)
 	if err != nil {
 		return err
 	}
@@ -124,7 +140,7 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 			errs = append(errs, fmt.Errorf("%s: %w", path, err))
 			continue
 		}
-		if err := connect.ParseConnectorConfig(cf.Name, resolved, log.With("connector", cf.Name)); err != nil {
+		if err := w.ParseConnectorConfig(cf.Name, resolved, log.With("connector", cf.Name)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: connector %s: %w", path, cf.Name, err))
 			continue
 		}
@@ -134,22 +150,22 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 		return err
 	}
 
-	ln, err := rest.Listen(w.Config().Listeners, config.PropertiesMap(workerFile))
+	ln, err := rest.Listen(w.Config().Listeners, props)
 	if err != nil {
 		return err
 	}
 	log.Info("REST API listening", "address", ln.Addr().String())
 	w.SetWorkerID(rest.WorkerID(w.Config(), ln.Addr()))
-	api, err := newAPI(w, config.PropertiesMap(workerFile), log)
+	api, err := newAPI(w, props, log)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	guardian := w.Guardian()
+	guardian := slotguard.New(slotCfg, slotRegistry{w}, ledger, log)
 	api.Handle("GET /slots", guardian.SlotsHandler())
 	api.Handle("GET /connectors/{name}/slot", guardian.ConnectorSlotHandler())
 	api.Handle("GET /metrics", guardian.MetricsHandler(readerAndWorkerMetrics()...))
-	w.EnableSlotDropOnDelete(rest.DropSlotRequested)
+	w.SetDeleteHook(dropSlotOnDelete(w, guardian))
 	go guardian.Run(ctx)
 	go fetchClusterID(ctx, w.Config().BootstrapServers, api, log)
 	srv := &http.Server{Handler: connect.CountRESTRequests(api), ReadHeaderTimeout: 30 * time.Second}
@@ -193,12 +209,12 @@ func readerAndWorkerMetrics() []prometheus.Collector {
 // credentials file.
 func newAPI(h rest.Herder, props map[string]string, log *slog.Logger) (*rest.Server, error) {
 	api := rest.NewServer(h, rest.ServerInfo{Version: restAPIVersion, Commit: source.Version}, log)
-	path := props[connect.RESTCredentialsFileKey]
+	path := props[rest.CredentialsFileKey]
 	if path == "" {
 		// A worker file written for Connect asks for authentication this way; running without it
 		// would open the API to anyone.
 		if strings.Contains(props["rest.extension.classes"], "BasicAuthSecurityRestExtension") {
-			return nil, fmt.Errorf("rest.extension.classes names BasicAuthSecurityRestExtension, which cdcd does not load: set %s to the credentials file your JAAS config's PropertyFileLoginModule names (file=…)", connect.RESTCredentialsFileKey)
+			return nil, fmt.Errorf("rest.extension.classes names BasicAuthSecurityRestExtension, which cdcd does not load: set %s to the credentials file your JAAS config's PropertyFileLoginModule names (file=…)", rest.CredentialsFileKey)
 		}
 		return api, nil
 	}
@@ -219,7 +235,19 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 		return err
 	}
 	props := config.PropertiesMap(workerFile)
-	d, err := connect.NewDistributed(props, log)
+	cfg, res, err := config.ParseWorker(props, config.Distributed)
+	if err != nil {
+		return err
+	}
+	// Slots a task creates are remembered for this process only: the slot guardian, which needs a durable
+	// record of them, does not run in distributed mode.
+	ledger, err := slotguard.OpenLedger("")
+	if err != nil {
+		return err
+	}
+	parts := runtimeParts(cfg, ledger, log)
+	connect.WarnUnknownWorkerKeys(res, parts, log)
+	d, err := connect.NewDistributed(cfg, parts, log)
 	if err != nil {
 		return err
 	}

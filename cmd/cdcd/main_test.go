@@ -9,13 +9,19 @@ import (
 	"testing"
 
 	"github.com/cdcd/cdcd/connect"
+	"github.com/cdcd/cdcd/connect/config"
+	"github.com/cdcd/cdcd/connect/rest"
 )
 
 func TestNewAPIAuthentication(t *testing.T) {
-	w, err := connect.NewStandalone(map[string]string{
+	cfg, _, err := config.ParseWorker(map[string]string{
 		"bootstrap.servers": "127.0.0.1:1", "offset.storage.file.filename": filepath.Join(t.TempDir(), "offsets"),
 		"key.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-	}, slog.New(slog.DiscardHandler))
+	}, config.Standalone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := connect.NewStandalone(cfg, runtimeParts(cfg, nil, slog.New(slog.DiscardHandler)), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +31,7 @@ func TestNewAPIAuthentication(t *testing.T) {
 	}
 	log := slog.New(slog.DiscardHandler)
 
-	api, err := newAPI(w, map[string]string{connect.RESTCredentialsFileKey: creds}, log)
+	api, err := newAPI(w, map[string]string{rest.CredentialsFileKey: creds}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +43,7 @@ func TestNewAPIAuthentication(t *testing.T) {
 
 	// A Connect worker file asking for basic authentication is not silently served without it.
 	_, err = newAPI(w, map[string]string{"rest.extension.classes": "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"}, log)
-	if err == nil || !strings.Contains(err.Error(), connect.RESTCredentialsFileKey) {
+	if err == nil || !strings.Contains(err.Error(), rest.CredentialsFileKey) {
 		t.Errorf("Connect's extension without a credentials file: %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/cdcd/cdcd/connect"
 	"github.com/cdcd/cdcd/connect/config"
 )
 
@@ -17,15 +16,19 @@ type BasicAuth struct {
 	users map[string]string
 }
 
+// CredentialsFileKey is the worker property naming the credentials file of the REST API's HTTP basic
+// authentication (cdcd's key: Connect reaches the same file through a JAAS config).
+const CredentialsFileKey = "rest.basic.auth.credentials.file"
+
 // LoadBasicAuth reads a credentials file.
 func LoadBasicAuth(path string) (*BasicAuth, error) {
 	props, err := config.LoadPropertiesFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", connect.RESTCredentialsFileKey, err)
+		return nil, fmt.Errorf("%s: %w", CredentialsFileKey, err)
 	}
 	users := config.PropertiesMap(props)
 	if len(users) == 0 {
-		return nil, fmt.Errorf("%s: %s holds no credentials", connect.RESTCredentialsFileKey, path)
+		return nil, fmt.Errorf("%s: %s holds no credentials", CredentialsFileKey, path)
 	}
 	return &BasicAuth{users: users}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdcd/cdcd/sink"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -25,7 +26,7 @@ func TestSendBlocksAtTheInFlightBoundUntilAcknowledged(t *testing.T) {
 	const topic = "bp"
 	c := newFakeCluster(t, kfake.SeedTopics(1, topic))
 	w := newTestWriter(t, Config{Brokers: c.ListenAddrs(), MaxInFlightBytes: 100})
-	record := func() []Record { return []Record{{Topic: topic, Key: []byte("k"), Value: make([]byte, 59)}} } // 60 bytes
+	record := func() []sink.Record { return []sink.Record{{Topic: topic, Key: []byte("k"), Value: make([]byte, 59)}} } // 60 bytes
 
 	release := make(chan struct{})
 	held := holdNextProduce(c, 0, release)

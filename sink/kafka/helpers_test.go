@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdcd/cdcd/sink"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -96,7 +97,7 @@ func (r *result) wait(t *testing.T) map[int]error {
 }
 
 // send calls w.Send and fails the test on an error.
-func send(t *testing.T, w *Writer, recs []Record, done func(error)) {
+func send(t *testing.T, w *Writer, recs []sink.Record, done func(error)) {
 	t.Helper()
 	if err := w.Send(t.Context(), recs, done); err != nil {
 		t.Fatal(err)
@@ -127,10 +128,10 @@ func readTopic(t *testing.T, brokers []string, topic string, n int) []*kgo.Recor
 }
 
 // keyedRecords makes n records for topic with the given key and values "<prefix>-<i>".
-func keyedRecords(topic, key, prefix string, n int) []Record {
-	recs := make([]Record, n)
+func keyedRecords(topic, key, prefix string, n int) []sink.Record {
+	recs := make([]sink.Record, n)
 	for i := range recs {
-		recs[i] = Record{Topic: topic, Key: []byte(key), Value: fmt.Appendf(nil, "%s-%d", prefix, i)}
+		recs[i] = sink.Record{Topic: topic, Key: []byte(key), Value: fmt.Appendf(nil, "%s-%d", prefix, i)}
 	}
 	return recs
 }

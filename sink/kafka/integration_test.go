@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdcd/cdcd/e2e/testenv"
+	"github.com/cdcd/cdcd/sink"
 )
 
 func topicCreationFor(t testing.TB, partitions int, extra map[string]string) TopicCreation {
@@ -48,9 +49,9 @@ func TestRealKafkaDeliversInOrderWithTopicCreation(t *testing.T) {
 	res := newResult()
 	seq := 0
 	for call := range calls {
-		recs := make([]Record, perCall)
+		recs := make([]sink.Record, perCall)
 		for i := range recs {
-			recs[i] = Record{Topic: topic, Key: fmt.Appendf(nil, "key-%d", seq%keys), Value: []byte(strconv.Itoa(seq))}
+			recs[i] = sink.Record{Topic: topic, Key: fmt.Appendf(nil, "key-%d", seq%keys), Value: []byte(strconv.Itoa(seq))}
 			seq++
 		}
 		send(t, w, recs, res.done(t, call))
@@ -84,9 +85,9 @@ func TestRealKafkaPlacesKeysWhereJavaDoes(t *testing.T) {
 		t.Run(strconv.Itoa(partitions), func(t *testing.T) {
 			topic := testenv.NewTopicPrefix(t) + ".placement"
 			w := newTestWriter(t, Config{Brokers: brokers, TopicCreation: topicCreationFor(t, partitions, nil)})
-			recs := make([]Record, len(vectors))
+			recs := make([]sink.Record, len(vectors))
 			for i, v := range vectors {
-				recs[i] = Record{Topic: topic, Key: v.key, Value: []byte(strconv.Itoa(i))}
+				recs[i] = sink.Record{Topic: topic, Key: v.key, Value: []byte(strconv.Itoa(i))}
 			}
 			res := newResult()
 			send(t, w, recs, res.done(t, 0))
@@ -125,7 +126,7 @@ func BenchmarkRealKafkaSend(b *testing.B) {
 			}
 			defer w.Close(context.Background())
 			// Create the topic and learn its metadata outside the measurement.
-			if err := w.Send(b.Context(), []Record{{Topic: topic, Value: []byte("warm-up")}}, func(error) {}); err != nil {
+			if err := w.Send(b.Context(), []sink.Record{{Topic: topic, Value: []byte("warm-up")}}, func(error) {}); err != nil {
 				b.Fatal(err)
 			}
 
@@ -142,9 +143,9 @@ func BenchmarkRealKafkaSend(b *testing.B) {
 			b.SetBytes(int64(bc.bytes))
 			b.ResetTimer()
 			for sent := 0; sent < b.N; sent += bc.perCall {
-				recs := make([]Record, min(bc.perCall, b.N-sent))
+				recs := make([]sink.Record, min(bc.perCall, b.N-sent))
 				for i := range recs {
-					recs[i] = Record{Topic: topic, Key: strconv.AppendInt(nil, int64((sent+i)%1000), 10), Value: value}
+					recs[i] = sink.Record{Topic: topic, Key: strconv.AppendInt(nil, int64((sent+i)%1000), 10), Value: value}
 				}
 				if err := w.Send(b.Context(), recs, done); err != nil {
 					b.Fatal(err)
@@ -175,7 +176,7 @@ func BenchmarkRealKafkaFranzGoBaseline(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := w.Send(b.Context(), []Record{{Topic: topic, Value: []byte("create the topic")}}, func(error) {}); err != nil {
+	if err := w.Send(b.Context(), []sink.Record{{Topic: topic, Value: []byte("create the topic")}}, func(error) {}); err != nil {
 		b.Fatal(err)
 	}
 	if err := w.Close(b.Context()); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cdcd/cdcd/sink"
 	kafkago "github.com/segmentio/kafka-go"
 )
 
@@ -184,7 +185,7 @@ type topicCreator struct {
 // ensure makes sure every topic of recs exists, creating missing ones. It blocks on the cluster
 // and returns early with ctx's error. Safe for concurrent use: two Sends racing for a new topic
 // both end up seeing it exist.
-func (c *topicCreator) ensure(ctx context.Context, recs []Record) error {
+func (c *topicCreator) ensure(ctx context.Context, recs []sink.Record) error {
 	var missing []string
 	c.mu.Lock()
 	for _, r := range recs {

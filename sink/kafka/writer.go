@@ -27,28 +27,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cdcd/cdcd/sink"
 	kafkago "github.com/segmentio/kafka-go"
 )
 
-// Header is one Kafka record header.
-type Header struct {
-	Key   string
-	Value []byte
-}
-
-// Record is one encoded record. A nil Key is a null key (placed like Java does for keyless
-// records); an empty non-nil Key is hashed like any other. A nil Value is a tombstone.
-type Record struct {
-	Topic   string
-	Key     []byte
-	Value   []byte
-	Headers []Header
-	// Time is the record's timestamp; zero lets the producer stamp it with the send time.
-	Time time.Time
-}
-
-// size is what a record costs against the in-flight budget.
-func (r Record) size() int64 {
+// recordSize is what a record costs against the in-flight budget.
+func recordSize(r sink.Record) int64 {
 	n := int64(len(r.Key) + len(r.Value))
 	for _, h := range r.Headers {
 		n += int64(len(h.Key) + len(h.Value))
@@ -104,7 +88,13 @@ type Writer struct {
 	sending sync.WaitGroup // Sends between the closed check and handing records to kafka-go
 
 	failed atomic.Pointer[error] // first permanent delivery failure
+
+	// outstanding holds the Sends whose done has not been called yet, for Flush.
+	outstandingMu sync.Mutex
+	outstanding   map[*sendToken]struct{}
 }
+
+var _ sink.Sink = (*Writer)(nil)
 
 // NewWriter validates cfg and builds a Writer that logs to log (slog.Default() if nil). It does
 // not contact Kafka (use Ping for an early check); an error means the configuration cannot be
@@ -144,7 +134,9 @@ func NewWriter(cfg Config, log *slog.Logger) (*Writer, error) {
 		maxBlock:  settings.maxBlock,
 		lifetime:  lifetime,
 		stop:      stop,
-		admin:     &kafkago.Client{Addr: kafkago.TCP(settings.brokers...), Transport: transport, Timeout: settings.requestTimeout},
+
+		outstanding: map[*sendToken]struct{}{},
+		admin:       &kafkago.Client{Addr: kafkago.TCP(settings.brokers...), Transport: transport, Timeout: settings.requestTimeout},
 	}
 	w.producer = &kafkago.Writer{
 		Addr:            kafkago.TCP(settings.brokers...),
@@ -199,7 +191,7 @@ func (w *Writer) Ping(ctx context.Context) error {
 // than max.request.size, a topic that cannot be created), Send returns an error, none of recs were
 // handed over, and done is never called. With a nil error, done will be called. Cancelling ctx
 // after Send returned changes nothing.
-func (w *Writer) Send(ctx context.Context, recs []Record, done func(err error)) error {
+func (w *Writer) Send(ctx context.Context, recs []sink.Record, done func(err error)) error {
 	if failed := w.failed.Load(); failed != nil {
 		return fmt.Errorf("%w: %w", ErrWriterFailed, *failed)
 	}
@@ -232,7 +224,7 @@ func (w *Writer) Send(ctx context.Context, recs []Record, done func(err error)) 
 	return err
 }
 
-func (w *Writer) send(ctx context.Context, recs []Record, done func(err error)) error {
+func (w *Writer) send(ctx context.Context, recs []sink.Record, done func(err error)) error {
 	if w.topics != nil {
 		if err := w.topics.ensure(ctx, recs); err != nil {
 			return fmt.Errorf("kafka: %w", err)
@@ -241,7 +233,7 @@ func (w *Writer) send(ctx context.Context, recs []Record, done func(err error)) 
 
 	var total int64
 	for _, r := range recs {
-		total += r.size()
+		total += recordSize(r)
 	}
 	// A call larger than the whole budget waits until nothing else is in flight, then goes alone.
 	charge := min(max(total, 1), w.budget.limit)
@@ -249,8 +241,11 @@ func (w *Writer) send(ctx context.Context, recs []Record, done func(err error)) 
 		return fmt.Errorf("kafka: waiting for in-flight records to be acknowledged: %w", err)
 	}
 
-	tok := &sendToken{done: done, charge: charge}
+	tok := &sendToken{done: done, charge: charge, resolved: make(chan struct{})}
 	tok.remaining.Store(int64(len(recs)))
+	w.outstandingMu.Lock()
+	w.outstanding[tok] = struct{}{}
+	w.outstandingMu.Unlock()
 	refs := make([]recordRef, len(recs)) // one allocation per call, not per record
 	msgs := make([]kafkago.Message, len(recs))
 	for i, r := range recs {
@@ -265,8 +260,36 @@ func (w *Writer) send(ctx context.Context, recs []Record, done func(err error)) 
 	}
 
 	if err := w.enqueue(ctx, msgs); err != nil {
+		w.forget(tok)
 		w.budget.release(charge)
 		return err
+	}
+	return nil
+}
+
+// forget drops a Send from the outstanding set once its done was called (or it was never handed over).
+func (w *Writer) forget(tok *sendToken) {
+	w.outstandingMu.Lock()
+	delete(w.outstanding, tok)
+	w.outstandingMu.Unlock()
+}
+
+// Flush blocks until every Send that returned before the call has had its done called, or ctx ends. kafka-go
+// sends a partition's batch once it is full or linger.ms passed, so Flush waits at most one linger beyond
+// the acks; it does not cut batches short.
+func (w *Writer) Flush(ctx context.Context) error {
+	w.outstandingMu.Lock()
+	waiting := make([]chan struct{}, 0, len(w.outstanding))
+	for tok := range w.outstanding {
+		waiting = append(waiting, tok.resolved)
+	}
+	w.outstandingMu.Unlock()
+	for _, resolved := range waiting {
+		select {
+		case <-resolved:
+		case <-ctx.Done():
+			return fmt.Errorf("kafka: flushing with %d bytes unacknowledged: %w", w.budget.inUse(), ctx.Err())
+		}
 	}
 	return nil
 }
@@ -363,6 +386,7 @@ func (w *Writer) complete(messages []kafkago.Message, err error) {
 	for i := range messages {
 		ref := messages[i].WriterData.(*recordRef)
 		if ref.token.resolve(err) {
+			w.forget(ref.token)
 			w.budget.release(ref.token.charge)
 		}
 	}
@@ -377,7 +401,8 @@ type sendToken struct {
 	remaining atomic.Int64
 	once      sync.Once
 	done      func(error)
-	charge    int64 // budget bytes, returned when the last record resolves
+	charge    int64         // budget bytes, returned when the last record resolves
+	resolved  chan struct{} // closed once every record is resolved, for Flush
 }
 
 // resolve accounts for one record. The first error calls done at once; otherwise the last record
@@ -390,6 +415,7 @@ func (t *sendToken) resolve(err error) (last bool) {
 		return false
 	}
 	t.once.Do(func() { t.done(nil) })
+	close(t.resolved)
 	return true
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdcd/cdcd/sink"
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,11 +28,11 @@ func TestSendKeepsOrderPerKeyAndJavaPlacement(t *testing.T) {
 	res := newResult()
 	seq := 0
 	for call := range calls {
-		recs := make([]Record, perCall)
+		recs := make([]sink.Record, perCall)
 		for i := range recs {
 			key := fmt.Sprintf("key-%d", seq%keys)
-			recs[i] = Record{Topic: topic, Key: []byte(key), Value: []byte(strconv.Itoa(seq)),
-				Headers: []Header{{Key: "seq", Value: []byte(strconv.Itoa(seq))}}}
+			recs[i] = sink.Record{Topic: topic, Key: []byte(key), Value: []byte(strconv.Itoa(seq)),
+				Headers: []sink.Header{{Key: "seq", Value: []byte(strconv.Itoa(seq))}}}
 			if seq%17 == 0 {
 				recs[i].Value = nil // tombstone
 			}
@@ -78,7 +79,7 @@ func TestSendWithNoRecordsCallsDone(t *testing.T) {
 func TestSendRejectsRecordLargerThanMaxRequestSize(t *testing.T) {
 	c := newFakeCluster(t, kfake.SeedTopics(1, "t"))
 	w := newTestWriter(t, Config{Brokers: c.ListenAddrs(), Producer: map[string]string{"max.request.size": "1000"}})
-	err := w.Send(t.Context(), []Record{{Topic: "t", Value: make([]byte, 2000)}}, func(error) { t.Error("done called") })
+	err := w.Send(t.Context(), []sink.Record{{Topic: "t", Value: make([]byte, 2000)}}, func(error) { t.Error("done called") })
 	if !errors.Is(err, kafkago.MessageSizeTooLarge) {
 		t.Fatalf("err = %v, want a message-too-large error", err)
 	}
@@ -147,7 +148,7 @@ func TestSendCarriesRecordTime(t *testing.T) {
 	w := newTestWriter(t, Config{Brokers: c.ListenAddrs()})
 	at := time.UnixMilli(1600000000001)
 	res := newResult()
-	send(t, w, []Record{{Topic: topic, Value: []byte("a"), Time: at}, {Topic: topic, Value: []byte("b")}}, res.done(t, 0))
+	send(t, w, []sink.Record{{Topic: topic, Value: []byte("a"), Time: at}, {Topic: topic, Value: []byte("b")}}, res.done(t, 0))
 	if err := res.wait(t)[0]; err != nil {
 		t.Fatal(err)
 	}

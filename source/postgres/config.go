@@ -1,11 +1,12 @@
 package postgres
 
 import (
-	"github.com/cdcd/cdcd/source/props"
 	"log/slog"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/cdcd/cdcd/source/props"
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"

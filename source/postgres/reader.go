@@ -8,7 +8,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -137,7 +136,7 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 		state.InProgress = true
 		if r.start.SnapshotProgress != "" {
 			if prev, err = snapshot.DecodeProgress(r.start.SnapshotProgress); err != nil {
-				return &fatalError{err}
+				return source.Fatal(err)
 			}
 		}
 	}
@@ -195,8 +194,7 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		var fatal *fatalError
-		if errors.As(err, &fatal) || attempts >= r.cfg.SlotMaxRetries {
+		if source.IsFatal(err) || attempts >= r.cfg.SlotMaxRetries {
 			return err
 		}
 		attempts++
@@ -213,15 +211,6 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	}
 }
 
-// fatalError marks stream errors that a reconnect cannot fix (bad data, a decoding bug, a dropped slot).
-type fatalError struct{ err error }
-
-func (e *fatalError) Error() string { return e.err.Error() }
-func (e *fatalError) Unwrap() error { return e.err }
-
-// Fatal tells the worker not to restart the task: the same error would come back.
-func (e *fatalError) Fatal() bool { return true }
-
 // stream runs one replication connection from startLSN.
 func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out chan<- source.Batch) error {
 	conn, err := pgconn.Connect(ctx, r.cfg.dsn(true))
@@ -232,7 +221,7 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 
 	args := []string{"proto_version '1'", fmt.Sprintf("publication_names '%s'", r.cfg.PublicationName), "messages 'true'"}
 	if err := pglogrepl.StartReplication(ctx, conn, r.cfg.SlotName, startLSN, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
-		return &fatalError{fmt.Errorf("START_REPLICATION of slot %q at %s: %w", r.cfg.SlotName, startLSN, err)}
+		return source.Fatal(fmt.Errorf("START_REPLICATION of slot %q at %s: %w", r.cfg.SlotName, startLSN, err))
 	}
 	r.log.Info("streaming", "slot", r.cfg.SlotName, "from", startLSN.String())
 	st.metrics.Connected(true)
@@ -325,7 +314,7 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 					return fmt.Errorf("xlogdata @ %s: %w", received, err)
 				}
 				if err := st.handle(ctx, xld); err != nil {
-					return &fatalError{fmt.Errorf("stream error @ %s: %w", xld.WALStart, err)}
+					return source.Fatal(fmt.Errorf("stream error @ %s: %w", xld.WALStart, err))
 				}
 				received = max(received, xld.WALStart)
 				receivedGauge.Set(float64(received))

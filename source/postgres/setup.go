@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/source"
 )
 
 // DSN is the connection string of the connector's database (not a replication connection).
@@ -50,14 +51,14 @@ func checkServer(ctx context.Context, conn *pgx.Conn, cfg *Config) (time.Duratio
 		return 0, fmt.Errorf("reading wal_level: %w", err)
 	}
 	if walLevel != "logical" {
-		return 0, &fatalError{fmt.Errorf("PostgreSQL at %s has wal_level=%s; logical decoding needs wal_level=logical: set it in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart the server", cfg.addr(), walLevel)}
+		return 0, source.Fatal(fmt.Errorf("PostgreSQL at %s has wal_level=%s; logical decoding needs wal_level=logical: set it in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart the server", cfg.addr(), walLevel))
 	}
 	var super, repl bool
 	if err := conn.QueryRow(ctx, "SELECT rolsuper, rolreplication FROM pg_roles WHERE rolname = current_user").Scan(&super, &repl); err != nil {
 		return 0, fmt.Errorf("reading the privileges of %q: %w", cfg.User, err)
 	}
 	if !super && !repl {
-		return 0, &fatalError{fmt.Errorf("user %q lacks the REPLICATION attribute needed to stream a slot: run ALTER ROLE %s WITH REPLICATION", cfg.User, pgx.Identifier{cfg.User}.Sanitize())}
+		return 0, source.Fatal(fmt.Errorf("user %q lacks the REPLICATION attribute needed to stream a slot: run ALTER ROLE %s WITH REPLICATION", cfg.User, pgx.Identifier{cfg.User}.Sanitize()))
 	}
 	return time.Duration(senderTimeoutMs) * time.Millisecond, nil
 }
@@ -80,8 +81,8 @@ func checkSnapshotPrivileges(ctx context.Context, conn *pgx.Conn, cfg *Config, i
 		return fmt.Errorf("checking SELECT privileges: %w", err)
 	}
 	if len(denied) > 0 {
-		return &fatalError{fmt.Errorf("user %q may not read %s, which the snapshot reads: GRANT SELECT ON %s TO %s, or set snapshot.mode=no_data",
-			cfg.User, strings.Join(denied, ", "), strings.Join(denied, ", "), pgx.Identifier{cfg.User}.Sanitize())}
+		return source.Fatal(fmt.Errorf("user %q may not read %s, which the snapshot reads: GRANT SELECT ON %s TO %s, or set snapshot.mode=no_data",
+			cfg.User, strings.Join(denied, ", "), strings.Join(denied, ", "), pgx.Identifier{cfg.User}.Sanitize()))
 	}
 	return nil
 }
@@ -97,7 +98,7 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *sl
 	switch cfg.PublicationMode {
 	case "disabled":
 		if !exists {
-			return &fatalError{fmt.Errorf("publication %q does not exist and publication.autocreate.mode=disabled: create it (CREATE PUBLICATION %s FOR TABLE …) or set publication.autocreate.mode=filtered", cfg.PublicationName, pub)}
+			return source.Fatal(fmt.Errorf("publication %q does not exist and publication.autocreate.mode=disabled: create it (CREATE PUBLICATION %s FOR TABLE …) or set publication.autocreate.mode=filtered", cfg.PublicationName, pub))
 		}
 		return nil
 	case "no_tables":
@@ -149,7 +150,7 @@ func wrapCreate(err error, cfg *Config, created func()) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42501" {
-		return &fatalError{fmt.Errorf("user %q may not create publication %q (%s): create it as its owner or a superuser, then set publication.autocreate.mode=disabled", cfg.User, cfg.PublicationName, pgErr.Message)}
+		return source.Fatal(fmt.Errorf("user %q may not create publication %q (%s): create it as its owner or a superuser, then set publication.autocreate.mode=disabled", cfg.User, cfg.PublicationName, pgErr.Message))
 	}
 	return fmt.Errorf("creating publication %q: %w", cfg.PublicationName, err)
 }
@@ -163,7 +164,7 @@ func checkAllTablesPublication(ctx context.Context, conn *pgx.Conn, cfg *Config)
 		return fmt.Errorf("reading the privileges of %q: %w", cfg.User, err)
 	}
 	if !super {
-		return &fatalError{fmt.Errorf("publication.autocreate.mode=all_tables creates %q FOR ALL TABLES, which needs a superuser, and %q is not one: set publication.autocreate.mode=filtered, or have a superuser create the publication", cfg.PublicationName, cfg.User)}
+		return source.Fatal(fmt.Errorf("publication.autocreate.mode=all_tables creates %q FOR ALL TABLES, which needs a superuser, and %q is not one: set publication.autocreate.mode=filtered, or have a superuser create the publication", cfg.PublicationName, cfg.User))
 	}
 	all, err := userTables(ctx, conn)
 	if err != nil {
@@ -180,8 +181,8 @@ func checkAllTablesPublication(ctx context.Context, conn *pgx.Conn, cfg *Config)
 }
 
 func identityError(blocked []string) error {
-	return &fatalError{fmt.Errorf("refusing to publish tables without a usable replica identity: once published, PostgreSQL rejects every UPDATE and DELETE on them, breaking the application. Tables: %s. Fix: add a primary key, or run ALTER TABLE … REPLICA IDENTITY FULL (or USING INDEX) on each; or leave them out with table.exclude.list and publication.autocreate.mode=filtered",
-		strings.Join(blocked, ", "))}
+	return source.Fatal(fmt.Errorf("refusing to publish tables without a usable replica identity: once published, PostgreSQL rejects every UPDATE and DELETE on them, breaking the application. Tables: %s. Fix: add a primary key, or run ALTER TABLE … REPLICA IDENTITY FULL (or USING INDEX) on each; or leave them out with table.exclude.list and publication.autocreate.mode=filtered",
+		strings.Join(blocked, ", ")))
 }
 
 // userTables lists every ordinary and partitioned table outside the system schemas, as quoted identifiers.
@@ -253,10 +254,10 @@ func (r *Reader) inspectSlot(ctx context.Context, conn *pgx.Conn) (slotState, er
 		return slotState{}, fmt.Errorf("looking up replication slot %q: %w", cfg.SlotName, err)
 	}
 	if plugin != "pgoutput" {
-		return slotState{}, &fatalError{fmt.Errorf("replication slot %q uses plugin %q, not pgoutput: drop it (SELECT pg_drop_replication_slot('%s')) or choose another slot.name", cfg.SlotName, plugin, cfg.SlotName)}
+		return slotState{}, source.Fatal(fmt.Errorf("replication slot %q uses plugin %q, not pgoutput: drop it (SELECT pg_drop_replication_slot('%s')) or choose another slot.name", cfg.SlotName, plugin, cfg.SlotName))
 	}
 	if database != cfg.DBName {
-		return slotState{}, &fatalError{fmt.Errorf("replication slot %q belongs to database %q, not %q: choose another slot.name", cfg.SlotName, database, cfg.DBName)}
+		return slotState{}, source.Fatal(fmt.Errorf("replication slot %q belongs to database %q, not %q: choose another slot.name", cfg.SlotName, database, cfg.DBName))
 	}
 	if active {
 		return slotState{}, fmt.Errorf("replication slot %q is in use by another connection: stop the other consumer (see pg_stat_replication) or choose another slot.name", cfg.SlotName)
@@ -288,7 +289,7 @@ func (r *Reader) resumePosition(slot slotState) (start LSN, lost bool, err error
 		case cfg.OffsetMismatch == "no_validation" || cfg.OffsetMismatch == "trust_offset":
 			return 0, false, nil
 		}
-		return 0, false, &fatalError{fmt.Errorf("a stored offset exists (resume at %s) but replication slot %q is gone: the changes since then are lost from the WAL. Take a new snapshot (snapshot.mode=when_needed, or delete the connector's offsets), or set offset.mismatch.strategy=trust_offset to stream from a new slot anyway", resume, cfg.SlotName)}
+		return 0, false, source.Fatal(fmt.Errorf("a stored offset exists (resume at %s) but replication slot %q is gone: the changes since then are lost from the WAL. Take a new snapshot (snapshot.mode=when_needed, or delete the connector's offsets), or set offset.mismatch.strategy=trust_offset to stream from a new slot anyway", resume, cfg.SlotName))
 	}
 	if slot.confirmed > resume {
 		switch {
@@ -298,7 +299,7 @@ func (r *Reader) resumePosition(slot slotState) (start LSN, lost bool, err error
 			r.log.Warn("slot is ahead of the stored offset; streaming from the slot", "slot", cfg.SlotName, "slot_lsn", slot.confirmed.String(), "offset_lsn", resume.String())
 			return slot.confirmed, false, nil
 		}
-		return 0, false, &fatalError{fmt.Errorf("replication slot %q has confirmed %s, past the stored offset %s: the changes between them were released without being recorded, so they may be missing from Kafka. Take a new snapshot (snapshot.mode=when_needed), or set offset.mismatch.strategy=trust_slot to continue from the slot", cfg.SlotName, slot.confirmed, resume)}
+		return 0, false, source.Fatal(fmt.Errorf("replication slot %q has confirmed %s, past the stored offset %s: the changes between them were released without being recorded, so they may be missing from Kafka. Take a new snapshot (snapshot.mode=when_needed), or set offset.mismatch.strategy=trust_slot to continue from the slot", cfg.SlotName, slot.confirmed, resume))
 	}
 	return resume, false, nil
 }

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cdcd/cdcd/source/props"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cdcd/cdcd/source/props"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"

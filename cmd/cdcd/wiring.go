@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/cdcd/cdcd/connect"
+	"github.com/cdcd/cdcd/connect/config"
+	"github.com/cdcd/cdcd/connect/rest"
+	"github.com/cdcd/cdcd/sink/kafka"
+	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/mysql"
+	"github.com/cdcd/cdcd/source/mysql/types"
+	"github.com/cdcd/cdcd/source/postgres"
+	"github.com/cdcd/cdcd/source/postgres/slotguard"
+)
+
+// runtimeParts is the one place that names the concrete readers and the sink: a new reader or sink is one
+// line here. ledger records the slots and publications the PostgreSQL tasks create.
+func runtimeParts(cfg *config.Worker, ledger *slotguard.Ledger, log *slog.Logger) connect.Parts {
+	return connect.Parts{
+		Connectors: []source.Connector{
+			postgres.Connector{Recorder: ledger},
+			mysql.Connector{Flavor: types.MySQL},
+			mysql.Connector{Flavor: types.MariaDB},
+		},
+		Sink:          kafka.Opener{},
+		Logs:          kafka.NewLogOpener(kafka.LogOpenerConfig{Brokers: cfg.BootstrapServers, ClientID: cfg.ClientID, Log: log}),
+		OwnsWorkerKey: ownsWorkerKey,
+	}
+}
+
+// ownsWorkerKey reports worker keys of cdcd's own, which Connect does not know: the slot guardian's and the
+// REST API's credentials file.
+func ownsWorkerKey(key string) bool {
+	return strings.HasPrefix(key, slotguard.ConfigPrefix) || key == rest.CredentialsFileKey
+}
+
+// slotRegistry tells the guardian which PostgreSQL connectors exist and which slots they use.
+type slotRegistry struct{ w *connect.Worker }
+
+var _ slotguard.Registry = slotRegistry{}
+
+func (r slotRegistry) Connectors() []slotguard.ConnectorSlot {
+	var out []slotguard.ConnectorSlot
+	for _, c := range r.w.ConfiguredConnectors() {
+		cfg, ok := postgresConfig(c.Name, c.Resolved)
+		if !ok {
+			continue // not a PostgreSQL connector, or one whose config its task refuses too
+		}
+		out = append(out, slotguard.ConnectorSlot{
+			Connector: c.Name, Server: cfg.Server(), Database: cfg.DBName, SlotName: cfg.SlotName,
+			Publication: cfg.PublicationName, State: string(c.State), DSN: cfg.DSN(),
+		})
+	}
+	return out
+}
+
+// dropSlotOnDelete is the delete hook for DELETE /connectors/{name}?dropSlot=true: it drops the deleted
+// connector's slot, and the publication cdcd created for it unless another connector uses it.
+func dropSlotOnDelete(w *connect.Worker, guardian *slotguard.Guardian) connect.DeleteHook {
+	return func(ctx context.Context, name string, props map[string]string) error {
+		if !rest.DropSlotRequested(ctx) {
+			return nil
+		}
+		resolved, err := w.ResolveConnectorConfig(props)
+		if err != nil {
+			return err
+		}
+		cfg, ok := postgresConfig(name, resolved)
+		if !ok {
+			return nil // only PostgreSQL connectors have slots
+		}
+		return guardian.DropConnectorSlot(ctx, cfg.Server(), cfg.SlotName)
+	}
+}
+
+// postgresConfig parses a resolved config when it is a valid PostgreSQL connector's.
+func postgresConfig(name string, resolved map[string]string) (*postgres.Config, bool) {
+	if !source.NamesClass(resolved["connector.class"], postgres.ConnectorClass) {
+		return nil, false
+	}
+	cfg, err := postgres.ParseConfig(name, resolved, slog.New(slog.DiscardHandler))
+	return cfg, err == nil
+}

@@ -1,0 +1,78 @@
+package connect
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/cdcd/cdcd/sink"
+	"github.com/cdcd/cdcd/source"
+)
+
+// Parts are the concrete pieces a runtime runs, wired by cmd/cdcd: the connector classes, the sink every
+// task writes to, and the durable logs readers keep. The runtime knows them only through these contracts.
+type Parts struct {
+	// Connectors are the connector classes, in the order GET /connector-plugins lists them.
+	Connectors []source.Connector
+	// Sink opens each task's sink.
+	Sink sink.Opener
+	// Logs opens the durable logs readers keep beside their stream (the binlog schema history).
+	Logs source.LogOpener
+	// OwnsWorkerKey reports worker keys that a wired part reads (the slot guardian's, the REST API's
+	// credentials file), which Connect does not define; nil owns none.
+	OwnsWorkerKey func(key string) bool
+}
+
+// connectorSet is the connector classes a runtime runs.
+type connectorSet []source.Connector
+
+// find returns the connector that name (a class, its simple name, or that without "Connector") names, as
+// Connect's plugin aliases do, or nil.
+func (s connectorSet) find(name string) source.Connector {
+	for _, c := range s {
+		if source.NamesClass(name, c.Class()) {
+			return c
+		}
+	}
+	return nil
+}
+
+// forConfig returns the connector of a config, or an error naming connector.class.
+func (s connectorSet) forConfig(props map[string]string) (source.Connector, error) {
+	class, ok := props["connector.class"]
+	if !ok {
+		return nil, fmt.Errorf("the connector config has no connector.class; set it to one of %s", s.classes())
+	}
+	c := s.find(class)
+	if c == nil {
+		return nil, fmt.Errorf("connector.class %q is not supported; cdcd runs %s", class, s.classes())
+	}
+	return c, nil
+}
+
+// taskClass is the task.class of a config's connector, "" when the class is unknown.
+func (s connectorSet) taskClass(props map[string]string) string {
+	if c := s.find(props["connector.class"]); c != nil {
+		return c.TaskClass()
+	}
+	return ""
+}
+
+func (s connectorSet) classes() string {
+	classes := make([]string, len(s))
+	for i, c := range s {
+		classes[i] = c.Class()
+	}
+	return strings.Join(classes, ", ")
+}
+
+// ParseConnectorConfig checks a resolved connector config as its task will read it: a known class and
+// values the connector accepts.
+func (w *Worker) ParseConnectorConfig(name string, resolved map[string]string, log *slog.Logger) error {
+	c, err := w.plugins.forConfig(resolved)
+	if err != nil {
+		return err
+	}
+	_, err = c.NewTask(name, resolved, log)
+	return err
+}

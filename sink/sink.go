@@ -1,0 +1,75 @@
+// Package sink is the contract between the runtime and whatever receives its records: Kafka today
+// (sink/kafka), and any sink Debezium Server users run (NATS, Redis, HTTP) as one more package beside it.
+// A new sink is a package under sink/ that implements Opener, registered by one line in cmd/cdcd.
+package sink
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Header is one record header, already encoded by the worker's header converter.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// Record is one encoded record. A nil Key is a null key; an empty non-nil Key is a key like any other. A nil
+// Value is a tombstone.
+type Record struct {
+	Topic   string
+	Key     []byte
+	Value   []byte
+	Headers []Header
+	// Time is the record's timestamp; zero lets the sink stamp it with the send time.
+	Time time.Time
+}
+
+// Sink delivers one task's records.
+//
+// Ordering: records of one Send keep their order, and records of a later Send never overtake those of an
+// earlier one that share their topic and key, retries included (on Kafka: per partition).
+//
+// Acknowledgement: done is called exactly once per Send that returned nil, from any goroutine, after every
+// record of that Send is durably stored by the sink's own rule (on Kafka: acks=all), or with the error that
+// made one of them fail for good. Callbacks of Sends that share a topic and key run in Send order. The
+// runtime records a source position only after done(nil) for every Send up to it: a sink must never call
+// done(nil) for records it has not stored.
+//
+// Send, Flush and Close may be called concurrently.
+type Sink interface {
+	// Send hands recs over in order. It blocks while the sink holds too much that is not yet acknowledged
+	// (backpressure), and returns ctx's error if ctx ends first; it then calls no done. A non-nil error
+	// means no record of recs was sent and done will not be called.
+	Send(ctx context.Context, recs []Record, done func(error)) error
+	// Flush blocks until every Send that returned before Flush was called has had its done called, or ctx
+	// ends (its error is returned; delivery goes on).
+	Flush(ctx context.Context) error
+	// Close stops accepting Sends, waits for outstanding ones until ctx ends, and fails the rest: every
+	// done is called before Close returns.
+	Close(ctx context.Context) error
+}
+
+// Config is what the runtime tells a sink about the task it serves.
+type Config struct {
+	// Connector is the connector's name; ClientID the client id the runtime gives this task's producer
+	// (Connect's connector-producer-<connector>-<task>).
+	Connector, ClientID string
+	// Servers are the worker's bootstrap.servers.
+	Servers []string
+	// Settings are the task's producer settings, prefix removed: the worker's producer.*, overridden by the
+	// connector's producer.override.*. A sink honours each or refuses it in OpenSink; it never ignores one.
+	Settings map[string]string
+	// ConnectorConfig is the task's resolved connector config (topic.creation.* and the like).
+	ConnectorConfig map[string]string
+	// TopicCreationEnabled is the worker's topic.creation.enable.
+	TopicCreationEnabled bool
+}
+
+// Opener opens a sink for each task. It may be called concurrently.
+type Opener interface {
+	// OpenSink checks cfg and returns a sink for one task; it does not block on the network. An error means
+	// the settings cannot be honoured: a restart will not fix it.
+	OpenSink(cfg Config, log *slog.Logger) (Sink, error)
+}

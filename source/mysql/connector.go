@@ -1,0 +1,65 @@
+package mysql
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/cdcd/cdcd/schema/configdef"
+	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/mysql/types"
+)
+
+// Connector is Debezium's MySqlConnector or MariaDbConnector as the runtime runs it: one reader, the flavor
+// chosen by the class.
+type Connector struct {
+	Flavor types.Flavor
+}
+
+var _ source.Connector = Connector{}
+
+func (c Connector) Class() string {
+	if c.Flavor == types.MariaDB {
+		return MariaDBConnectorClass
+	}
+	return MySQLConnectorClass
+}
+
+func (c Connector) TaskClass() string { return strings.TrimSuffix(c.Class(), "Connector") + "ConnectorTask" }
+
+func (Connector) ConfigKeys() []configdef.Key { return ConfigKeys() }
+
+func (Connector) Validate(props map[string]string) configdef.Result { return ValidateConfig(props) }
+
+func (c Connector) NewTask(name string, resolved map[string]string, log *slog.Logger) (source.Task, error) {
+	cfg, err := ParseConfig(name, c.Flavor, resolved, log)
+	if err != nil {
+		return nil, err
+	}
+	return task{cfg: cfg}, nil
+}
+
+// task is one parsed MySQL or MariaDB connector config.
+type task struct{ cfg *Config }
+
+var _ source.SchemaLister = task{}
+
+func (t task) Partition() map[string]any { return map[string]any{"server": t.cfg.TopicPrefix} }
+
+func (t task) OpenReader(stored map[string]any, env source.Env) (source.Reader, error) {
+	var start *Offset
+	if stored != nil {
+		o, err := ParseOffset(stored)
+		if err != nil {
+			return nil, err
+		}
+		start = &o
+	}
+	r := NewReader(t.cfg, start, env.Log)
+	r.HistoryLogs = env.Logs
+	return r, nil
+}
+
+func (t task) CurrentSchemas(ctx context.Context, log *slog.Logger) ([]source.TableSchemas, error) {
+	return CurrentSchemas(ctx, t.cfg, log)
+}

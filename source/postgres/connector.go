@@ -1,0 +1,61 @@
+package postgres
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/cdcd/cdcd/schema/configdef"
+	"github.com/cdcd/cdcd/source"
+)
+
+// Connector is Debezium's PostgresConnector as the runtime runs it. Recorder, when set, learns every slot and
+// publication a task creates (the slot guardian's ledger).
+type Connector struct {
+	Recorder Recorder
+}
+
+var _ source.Connector = Connector{}
+
+func (Connector) Class() string { return ConnectorClass }
+
+func (Connector) TaskClass() string { return "io.debezium.connector.postgresql.PostgresConnectorTask" }
+
+func (Connector) ConfigKeys() []configdef.Key { return ConfigKeys() }
+
+func (Connector) Validate(props map[string]string) configdef.Result { return ValidateConfig(props) }
+
+func (c Connector) NewTask(name string, resolved map[string]string, log *slog.Logger) (source.Task, error) {
+	cfg, err := ParseConfig(name, resolved, log)
+	if err != nil {
+		return nil, err
+	}
+	return task{cfg: cfg, recorder: c.Recorder}, nil
+}
+
+// task is one parsed PostgreSQL connector config.
+type task struct {
+	cfg      *Config
+	recorder Recorder
+}
+
+var _ source.SchemaLister = task{}
+
+func (t task) Partition() map[string]any { return map[string]any{"server": t.cfg.TopicPrefix} }
+
+func (t task) OpenReader(stored map[string]any, env source.Env) (source.Reader, error) {
+	var start *Offset
+	if stored != nil {
+		o, err := ParseOffset(stored)
+		if err != nil {
+			return nil, err
+		}
+		start = &o
+	}
+	r := NewReader(t.cfg, start, env.Log)
+	r.Recorder = t.recorder
+	return r, nil
+}
+
+func (t task) CurrentSchemas(ctx context.Context, log *slog.Logger) ([]source.TableSchemas, error) {
+	return CurrentSchemas(ctx, t.cfg, log)
+}
