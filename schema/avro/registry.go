@@ -1,22 +1,32 @@
 package avro
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/hamba/avro/v2"
-	"github.com/twmb/franz-go/pkg/sr"
+	"github.com/riferrei/srclient"
 )
 
-// registryClient speaks Confluent's Schema Registry REST API through franz-go's client, which fails over
-// to the next URL when one cannot be reached. It adds what AvroConverter's client does on top: bounded
+// registryClient speaks Confluent's Schema Registry REST API through srclient, and adds what
+// AvroConverter's client does on top: failover to the next URL when one cannot be reached, and bounded
 // retries with doubling waits for requests that could not be delivered or got a transient status.
+//
+// srclient talks to a single URL, builds its requests without a context and keeps only the body of an
+// error answer, not its status. So every request to a URL gets a srclient client of its own, over an
+// HTTP client whose transport binds the request's context, signs it and records the registry's answer
+// (see conn). A client that lives for one request also keeps srclient's caches from ever serving a
+// stale "latest" version: the converter caches the ids it obtains itself.
 type registryClient struct {
-	cl        *sr.Client
+	endpoints []endpoint
 	urls      string // for error messages; carries no user info
 	normalize bool
 	retries   int
@@ -26,47 +36,59 @@ type registryClient struct {
 	sleep func(context.Context, time.Duration) error
 }
 
-// requestTimeout bounds one HTTP request; a stalled registry is then retried like an unreachable one.
+// endpoint is one registry URL and the credentials sent to it.
+type endpoint struct {
+	base string        // srclient appends paths to it as they are, so it has no trailing slash
+	host string        // the credentials go to this host only, not to one a redirect leads to
+	user *url.Userinfo // nil: no basic auth
+}
+
+// requestTimeout bounds one request to one URL; a stalled registry is then retried like an unreachable
+// one.
 const requestTimeout = 30 * time.Second
 
+const (
+	userAgent   = "cdcd"
+	contentType = "application/vnd.schemaregistry.v1+json"
+	// maxErrorBody caps what is kept of a refusal's body: a proxy in front of the registry may answer
+	// with a whole HTML page.
+	maxErrorBody = 64 << 10
+)
+
 func newRegistryClient(c Config) (*registryClient, error) {
-	opts := []sr.ClientOpt{
-		sr.URLs(c.URLs...),
-		sr.HTTPClient(&http.Client{Timeout: requestTimeout}),
-		sr.UserAgent("cdcd"),
+	if len(c.URLs) == 0 {
+		return nil, fmt.Errorf("%w: no schema registry URL", ErrConfig)
 	}
-	switch {
-	case c.UserInfo != nil:
-		pass, _ := c.UserInfo.Password()
-		opts = append(opts, sr.BasicAuth(c.UserInfo.Username(), pass))
-	case len(c.Credentials) > 0:
-		creds := c.Credentials
-		opts = append(opts, sr.PreReq(func(req *http.Request) error {
-			if ui, ok := creds[req.URL.Host]; ok {
-				pass, _ := ui.Password()
-				req.SetBasicAuth(ui.Username(), pass)
-			}
-			return nil
-		}))
-	}
-	cl, err := sr.NewClient(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	endpoints := make([]endpoint, len(c.URLs))
+	for i, raw := range c.URLs {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("%w: %q is not a schema registry URL", ErrConfig, raw)
+		}
+		user := c.UserInfo
+		if user == nil {
+			user = c.Credentials[u.Host]
+		}
+		endpoints[i] = endpoint{base: strings.TrimSuffix(raw, "/"), host: u.Host, user: user}
 	}
 	return &registryClient{
-		cl: cl, urls: strings.Join(c.URLs, ","), normalize: c.Normalize,
+		endpoints: endpoints, urls: strings.Join(c.URLs, ","), normalize: c.Normalize,
 		retries: c.MaxRetries, wait: c.RetryWait, maxWait: c.RetryMaxWait, sleep: sleepCtx,
 	}, nil
 }
 
 // register is POST /subjects/{subject}/versions: it returns the schema's id, registering it as the
-// subject's next version unless the subject already has it.
+// subject's next version unless the subject already has it. (srclient then reads the schema back, GET
+// /schemas/ids/{id}, within the same request.)
 func (r *registryClient) register(ctx context.Context, subject, text string) (int, error) {
 	var id int
-	err := r.retry(ctx, "registering a schema under", subject, func(ctx context.Context) error {
-		var err error
-		id, err = r.cl.RegisterSchema(ctx, subject, sr.Schema{Schema: text}, -1, -1)
-		return err
+	err := r.retry(ctx, "registering a schema under", subject, func(cn conn) error {
+		s, err := cn.sr.CreateSchema(subject, text, srclient.Avro)
+		if err != nil {
+			return cn.failure(err)
+		}
+		id = s.ID()
+		return nil
 	})
 	return id, err
 }
@@ -74,10 +96,13 @@ func (r *registryClient) register(ctx context.Context, subject, text string) (in
 // lookup is POST /subjects/{subject}: the id of a schema the subject already has.
 func (r *registryClient) lookup(ctx context.Context, subject, text string) (int, error) {
 	var id int
-	err := r.retry(ctx, "looking up the schema in", subject, func(ctx context.Context) error {
-		ss, err := r.cl.LookupSchema(ctx, subject, sr.Schema{Schema: text})
-		id = ss.ID
-		return err
+	err := r.retry(ctx, "looking up the schema in", subject, func(cn conn) error {
+		s, err := cn.sr.LookupSchema(subject, text, srclient.Avro)
+		if err != nil {
+			return cn.failure(err)
+		}
+		id = s.ID()
+		return nil
 	})
 	return id, err
 }
@@ -86,24 +111,26 @@ func (r *registryClient) lookup(ctx context.Context, subject, text string) (int,
 // the latest version only when that version has the same Parsing Canonical Form (same names, types,
 // field order and union branches: the same binary encoding).
 func (r *registryClient) latest(ctx context.Context, subject, text string) (int, error) {
-	var ss sr.SubjectSchema
-	err := r.retry(ctx, "reading the latest version of", subject, func(ctx context.Context) error {
+	var s *srclient.Schema
+	err := r.retry(ctx, "reading the latest version of", subject, func(cn conn) error {
 		var err error
-		ss, err = r.cl.SchemaByVersion(ctx, subject, -1)
-		return err
+		if s, err = cn.sr.GetLatestSchema(subject); err != nil {
+			return cn.failure(err)
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	same, err := sameCanonicalForm(ss.Schema.Schema, text)
+	same, err := sameCanonicalForm(s.Schema(), text)
 	if err != nil {
-		return 0, fmt.Errorf("%w %s: latest version of subject %q (id %d): %w", ErrRegistry, r.urls, subject, ss.ID, err)
+		return 0, fmt.Errorf("%w %s: latest version of subject %q (id %d): %w", ErrRegistry, r.urls, subject, s.ID(), err)
 	}
 	if !same {
 		return 0, fmt.Errorf("%w %s: latest version of subject %q (id %d) is not the record's schema; "+
-			"cdcd writes only with its own schema (set auto.register.schemas=true, or register it)", ErrRegistry, r.urls, subject, ss.ID)
+			"cdcd writes only with its own schema (set auto.register.schemas=true, or register it)", ErrRegistry, r.urls, subject, s.ID())
 	}
-	return ss.ID, nil
+	return s.ID(), nil
 }
 
 func sameCanonicalForm(a, b string) (bool, error) {
@@ -120,23 +147,20 @@ func sameCanonicalForm(a, b string) (bool, error) {
 
 // retry runs call until it succeeds, fails for good, or has been tried 1+retries times. The error names
 // the registry URLs and the subject; a 409 is ErrIncompatible with the registry's own message.
-func (r *registryClient) retry(ctx context.Context, what, subject string, call func(context.Context) error) error {
-	if r.normalize {
-		ctx = sr.WithParams(ctx, sr.Normalize)
-	}
+func (r *registryClient) retry(ctx context.Context, what, subject string, call func(conn) error) error {
 	wait := r.wait
 	for attempt := 1; ; attempt++ {
-		err := call(ctx)
+		err := r.attempt(ctx, call)
 		if err == nil {
 			return nil
 		}
-		var resp *sr.ResponseError
+		var resp *responseError
 		isResp := errors.As(err, &resp)
 		switch {
-		case isResp && resp.StatusCode == http.StatusConflict:
+		case isResp && resp.status == http.StatusConflict:
 			return fatalError{fmt.Errorf("%w %s: %w: subject %q: HTTP 409: %s", ErrRegistry, r.urls, ErrIncompatible, subject, resp.Error())}
-		case isResp && !transientStatus(resp.StatusCode):
-			return fmt.Errorf("%w %s: %s subject %q: HTTP %d, error code %d: %s", ErrRegistry, r.urls, what, subject, resp.StatusCode, resp.ErrorCode, resp.Error())
+		case isResp && !transientStatus(resp.status):
+			return fmt.Errorf("%w %s: %s subject %q: HTTP %d, error code %d: %s", ErrRegistry, r.urls, what, subject, resp.status, resp.code, resp.Error())
 		case attempt > r.retries:
 			return fmt.Errorf("%w %s: %s subject %q failed after %d attempts: %w", ErrRegistry, r.urls, what, subject, attempt, err)
 		}
@@ -146,6 +170,114 @@ func (r *registryClient) retry(ctx context.Context, what, subject string, call f
 		wait = min(2*wait, r.maxWait)
 	}
 }
+
+// attempt sends call to the URLs in turn until one answers, and returns that URL's outcome (or the last
+// URL's error when none answers). The URLs front one registry: a request it answered, even with a
+// refusal, is not sent to the next URL (retry repeats it when the refusal is transient).
+func (r *registryClient) attempt(ctx context.Context, call func(conn) error) error {
+	var err error
+	for i := range r.endpoints {
+		var answered bool
+		if answered, err = r.send(ctx, &r.endpoints[i], call); answered || ctx.Err() != nil {
+			break
+		}
+	}
+	return err
+}
+
+// send runs call against one URL, within requestTimeout.
+func (r *registryClient) send(ctx context.Context, ep *endpoint, call func(conn) error) (answered bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	tr := &transport{ctx: ctx, endpoint: ep, normalize: r.normalize}
+	hc := &http.Client{Transport: tr}
+	err = call(conn{sr: srclient.NewSchemaRegistryClient(ep.base, srclient.WithClient(hc)), hc: hc, base: ep.base, tr: tr})
+	return tr.answered, err
+}
+
+// conn is one request to one registry URL: srclient for the endpoints it has, and the HTTP client and
+// base URL for the one it lacks (see compatibility).
+type conn struct {
+	sr   *srclient.SchemaRegistryClient
+	hc   *http.Client
+	base string
+	tr   *transport
+}
+
+// failure is the error of a failed request: the registry's answer when there was one, with its status,
+// which srclient's own error lacks.
+func (c conn) failure(err error) error {
+	if c.tr.refusal != nil {
+		return c.tr.refusal
+	}
+	return err
+}
+
+// transport carries the HTTP round trips of one request to one URL. It gives them what srclient does
+// not: the request's context, basic auth, the user agent, normalize=true when normalize.schemas is set
+// (on every request, as the registry ignores it where it does not apply), and a record of the answer.
+// One request's round trips run one after the other, so the record needs no lock.
+type transport struct {
+	ctx       context.Context
+	endpoint  *endpoint
+	normalize bool
+	answered  bool           // some round trip got an answer: the URL can be reached
+	refusal   *responseError // the last answer, when it was not a success
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(t.ctx) // a RoundTripper must not modify the request it is given
+	req.Header.Set("User-Agent", userAgent)
+	req.Header.Set("Accept", contentType)
+	if t.endpoint.user != nil && req.URL.Host == t.endpoint.host {
+		pass, _ := t.endpoint.user.Password()
+		req.SetBasicAuth(t.endpoint.user.Username(), pass)
+	}
+	if t.normalize {
+		q := req.URL.Query()
+		q.Set("normalize", "true")
+		req.URL.RawQuery = q.Encode()
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	t.answered, t.refusal = true, nil
+	// The statuses srclient fails on, so that conn.failure finds the answer behind each such failure.
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// The body only explains the status: a body that cannot be read leaves the status standing.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		t.refusal = newResponseError(resp.StatusCode, body)
+	}
+	return resp, nil
+}
+
+// responseError is a registry answer that is not a success.
+type responseError struct {
+	status  int
+	code    int    // Confluent's error_code (40401: subject not found, …); 0 when the body has none
+	message string // the registry's message, else the body as it came
+}
+
+func newResponseError(status int, body []byte) *responseError {
+	var doc struct {
+		Code    int    `json:"error_code"`
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(body, &doc) // a body that is not Confluent's error document is kept as it came
+	e := &responseError{status: status, code: doc.Code, message: doc.Message}
+	if e.message == "" {
+		e.message = string(bytes.TrimSpace(body))
+	}
+	if e.message == "" {
+		e.message = http.StatusText(status)
+	}
+	return e
+}
+
+func (e *responseError) Error() string { return e.message }
 
 // transientStatus is a status worth another attempt: the registry or a proxy in front of it is busy,
 // restarting or electing a leader.

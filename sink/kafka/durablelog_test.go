@@ -79,11 +79,6 @@ func logStrings(recs [][]byte) []string {
 	return out
 }
 
-func logErrFatal(err error) bool {
-	var f interface{ Fatal() bool }
-	return errors.As(err, &f) && f.Fatal()
-}
-
 // TestLogOpenerRefusesClientSettings: no producer or consumer setting is implemented, so each is
 // refused by name, for good, before any broker is asked (the brokers here do not exist).
 func TestLogOpenerRefusesClientSettings(t *testing.T) {
@@ -110,8 +105,8 @@ func TestLogOpenerRefusesClientSettings(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
 			}
-			if !strings.Contains(err.Error(), "topic h") || !logErrFatal(err) {
-				t.Errorf("error %q: want it to name the topic and be fatal (fatal: %v)", err, logErrFatal(err))
+			if !strings.Contains(err.Error(), "topic h") || !source.IsFatal(err) {
+				t.Errorf("error %q: want it to name the topic and be fatal (fatal: %v)", err, source.IsFatal(err))
 			}
 		})
 	}
@@ -121,6 +116,7 @@ func TestLogOpenerRefusesClientSettings(t *testing.T) {
 func TestLogOpenerPrefersSpecServers(t *testing.T) {
 	c := newFakeCluster(t)
 	bogus := NewLogOpener(LogOpenerConfig{Brokers: []string{"127.0.0.1:1"}, Log: testLogger(t)})
+	bogus.openTimeout = 5 * time.Second // fail fast if it tries the runtime's servers
 	l := logOpen(t, bogus, source.LogSpec{Name: "history", Servers: c.ListenAddrs()})
 	logAppend(t, l, "a")
 
@@ -333,8 +329,8 @@ func TestRealKafkaLogRefusesSeveralPartitions(t *testing.T) {
 		t.Fatal("OpenLog accepted a topic of three partitions")
 	}
 	want := fmt.Sprintf("topic %s has 3 partitions; it must have exactly one so the DDL stays in order: recreate it with one partition", topic)
-	if err.Error() != want || !logErrFatal(err) {
-		t.Fatalf("OpenLog = %q (fatal: %v), want the fatal %q", err, logErrFatal(err), want)
+	if err.Error() != want || !source.IsFatal(err) {
+		t.Fatalf("OpenLog = %q (fatal: %v), want the fatal %q", err, source.IsFatal(err), want)
 	}
 }
 

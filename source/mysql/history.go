@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"strconv"
 	"time"
@@ -14,110 +13,71 @@ import (
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/mysql/ddl"
 	"github.com/cdcd/cdcd/source/mysql/tables"
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // history is the schema history topic (schema.history.internal.kafka.topic, spec §4.4): one partition,
 // null keys, every DDL the connector applied as a JSON document, kept forever. A restart replays it to
-// know every table's structure at the stored offset.
+// know every table's structure at the stored offset. The reader never reaches Kafka itself: the runtime's
+// source.LogOpener (Reader.HistoryLogs) opens the topic with the runtime's client.
 type history struct {
-	client  *kgo.Client
-	brokers []string
-	topic   string
-	log     *slog.Logger
+	log   source.DurableLog
+	topic string
 }
 
-// openHistory connects to the history's brokers and creates the topic as Debezium does when it is missing.
-func openHistory(ctx context.Context, cfg *Config, log *slog.Logger) (*history, error) {
-	client, err := kgo.NewClient(kgo.SeedBrokers(cfg.HistoryBrokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(0), kgo.RecordRetries(10), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		return nil, fatal(fmt.Errorf("schema.history.internal.kafka.bootstrap.servers %v: %w", cfg.HistoryBrokers, err))
+// historyTopicSettings are the settings of a history topic the opener creates: Debezium's
+// KafkaSchemaHistory creates it with delete cleanup and unlimited retention, so no DDL is ever lost.
+func historyTopicSettings() map[string]string {
+	return map[string]string{
+		"cleanup.policy":  "delete",
+		"retention.ms":    strconv.FormatInt(math.MaxInt64, 10),
+		"retention.bytes": "-1",
 	}
-	h := &history{client: client, brokers: cfg.HistoryBrokers, topic: cfg.HistoryTopic, log: log}
-	if err := h.ensureTopic(ctx); err != nil {
-		client.Close()
+}
+
+// historySpec is the log spec of cfg's history topic.
+func historySpec(cfg *Config) source.LogSpec {
+	return source.LogSpec{Name: cfg.HistoryTopic, Servers: cfg.HistoryBrokers, Settings: historyTopicSettings()}
+}
+
+// errNoHistoryLogs is Run's error when the runtime did not hand the reader a log opener.
+var errNoHistoryLogs = errors.New("the MySQL/MariaDB reader has no schema history log opener: the runtime must set Reader.HistoryLogs before Run")
+
+// openHistory opens the history topic through opener, which creates it as Debezium does when it is
+// missing and refuses one with more than one partition. Errors a restart cannot fix are fatal.
+func openHistory(ctx context.Context, cfg *Config, opener source.LogOpener) (*history, error) {
+	if opener == nil {
+		return nil, fatal(errNoHistoryLogs)
+	}
+	log, err := opener.OpenLog(ctx, historySpec(cfg))
+	if err != nil {
+		err = fmt.Errorf("opening the schema history topic %s: %w", cfg.HistoryTopic, err)
+		if source.IsFatal(err) {
+			return nil, fatal(err)
+		}
 		return nil, err
 	}
-	return h, nil
+	return &history{log: log, topic: cfg.HistoryTopic}, nil
 }
 
-func (h *history) Close() { h.client.Close() }
-
-// ensureTopic creates the topic with one partition, delete cleanup and unlimited retention (Debezium's
-// KafkaSchemaHistory settings), and refuses an existing topic with more than one partition.
-func (h *history) ensureTopic(ctx context.Context) error {
-	adm := kadm.NewClient(h.client)
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// Close releases the history's connections, waiting for them at most a few seconds.
+func (h *history) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	details, err := adm.ListTopics(ctx, h.topic)
-	if err != nil {
-		return fmt.Errorf("schema history topic %s: listing it: %w", h.topic, err)
-	}
-	if d, ok := details[h.topic]; ok && d.Err == nil {
-		if n := len(d.Partitions); n != 1 {
-			return fatal(fmt.Errorf("schema history topic %s has %d partitions; it must have exactly one so the DDL stays in order: recreate it with one partition", h.topic, n))
-		}
-		return nil
-	}
-	maxRetention := strconv.FormatInt(math.MaxInt64, 10)
-	unlimited := "-1"
-	deleteCleanup := "delete"
-	resp, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"cleanup.policy": &deleteCleanup, "retention.ms": &maxRetention, "retention.bytes": &unlimited}, h.topic)
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("creating the schema history topic %s: %w", h.topic, err)
-	}
-	if resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("creating the schema history topic %s: %w", h.topic, resp.Err)
-	}
-	return nil
+	_ = h.log.Close(ctx)
 }
 
 // readAll returns every record value of the topic, in order.
 func (h *history) readAll(ctx context.Context) ([][]byte, error) {
-	adm := kadm.NewClient(h.client)
-	ends, err := adm.ListEndOffsets(ctx, h.topic)
+	records, err := h.log.ReadAll(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("schema history topic %s: reading its end: %w", h.topic, err)
+		return nil, fmt.Errorf("reading the schema history topic %s: %w", h.topic, err)
 	}
-	end, ok := ends.Lookup(h.topic, 0)
-	if !ok || end.Err != nil || end.Offset <= 0 {
-		return nil, nil
-	}
-	consumer, err := kgo.NewClient(kgo.SeedBrokers(h.brokers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{h.topic: {0: kgo.NewOffset().AtStart()}}))
-	if err != nil {
-		return nil, err
-	}
-	defer consumer.Close()
-	var out [][]byte
-	for {
-		fetches := consumer.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if errs := fetches.Errors(); len(errs) > 0 {
-			return nil, fmt.Errorf("schema history topic %s: %w", h.topic, errs[0].Err)
-		}
-		done := false
-		fetches.EachRecord(func(r *kgo.Record) {
-			if r.Offset < end.Offset {
-				out = append(out, r.Value)
-			}
-			done = done || r.Offset >= end.Offset-1
-		})
-		if done {
-			return out, nil
-		}
-	}
+	return records, nil
 }
 
 // write appends one record and returns once every in-sync replica has it.
 func (h *history) write(ctx context.Context, value []byte) error {
-	res := h.client.ProduceSync(ctx, &kgo.Record{Topic: h.topic, Partition: 0, Value: value})
-	if err := res.FirstErr(); err != nil {
+	if err := h.log.Append(ctx, value); err != nil {
 		return fmt.Errorf("writing to the schema history topic %s: %w", h.topic, err)
 	}
 	return nil

@@ -37,6 +37,10 @@ type Reader struct {
 	metrics       *metrics.Stream
 	schemas       map[tables.ID]*tableSchema // built on first use, dropped when a DDL changes the table
 	history       *history
+
+	// HistoryLogs opens the schema history topic. The runtime sets it after NewReader, with its own
+	// Kafka client; Run fails if it is nil.
+	HistoryLogs source.LogOpener
 }
 
 // NewReader returns a reader for cfg resuming after start (nil: no stored offset).
@@ -57,6 +61,9 @@ func (r *Reader) Release(source.Position) {}
 
 // Run snapshots and streams until ctx ends or the stream fails.
 func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
+	if r.HistoryLogs == nil {
+		return fatal(errNoHistoryLogs)
+	}
 	conn, err := r.connect(ctx)
 	if err != nil {
 		return err
@@ -65,7 +72,7 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	if err := r.checkServer(conn); err != nil {
 		return err
 	}
-	r.history, err = openHistory(ctx, r.cfg, r.log)
+	r.history, err = openHistory(ctx, r.cfg, r.HistoryLogs)
 	if err != nil {
 		return err
 	}
