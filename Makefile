@@ -1,14 +1,21 @@
-# Developer and CI entry points. `make test` is the gate .ci/run runs; `make unit` needs no services.
+# Developer and CI entry points. `make test` is the gate .ci/run runs (`make lint` first); `make unit` needs no services.
 GO ?= go
 SERVICES := e2e/services.sh
 
 # require,PATH stops the target with a clear message while PATH (written by someone else) is missing.
 require = @test -e $(1) || { echo "make $@: $(1) does not exist yet" >&2; exit 1; }
 
-.PHONY: build services services-stop test unit conformance bench demo
+.PHONY: build lint services services-stop test unit conformance bench demo
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/cdcd ./cmd/cdcd
+
+# go vet, staticcheck (a tool of go.mod: `go tool` builds it, nothing to install) and a go.mod and go.sum that
+# `go mod tidy` would leave as they are; each must be clean.
+lint:
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	$(GO) mod tidy -diff
 
 # The schema registry (Apicurio, for the Avro tests) needs Java 21+; where it cannot start, its tests skip.
 services:
@@ -20,7 +27,7 @@ services-stop:
 	$(SERVICES) stop all
 
 # -p 1: packages share the real services (and the topics and slots on them), so they take turns.
-test: services
+test: lint services
 	CDCD_E2E=1 $(GO) test -count=1 -p 1 -timeout 45m ./...
 
 unit:

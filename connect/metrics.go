@@ -4,19 +4,13 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/cdcd/cdcd/connect/pipeline"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// The worker's metrics: its pipelines' queues (Debezium's QueueTotalCapacity and QueueRemainingCapacity:
-// batches between the reader and the offset commit), the group's rebalances and assignment, and the
+// The worker's metrics: its pipelines' (package pipeline), the group's rebalances and assignment, and the
 // REST requests it served.
 var (
-	queueCapacity = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "cdcd_queue_capacity", Help: "Batches a connector's pipeline holds between reading and the offset commit, at most (QueueTotalCapacity).",
-	}, []string{"connector", "task"})
-	queueSize = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "cdcd_queue_size", Help: "Batches read and not yet committed (QueueTotalCapacity minus QueueRemainingCapacity).",
-	}, []string{"connector", "task"})
 	rebalances = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "cdcd_worker_rebalances_total", Help: "Group assignments this distributed worker received.",
 	})
@@ -30,7 +24,7 @@ var (
 
 // Collectors returns the worker's metrics for registration.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{queueCapacity, queueSize, rebalances, assigned, restRequests}
+	return append(pipeline.Collectors(), rebalances, assigned, restRequests)
 }
 
 // CountRESTRequests counts every request next serves, by method and status code.

@@ -49,9 +49,8 @@ func (w *Worker) CheckSchemas(ctx context.Context, name string) (SchemaCheck, er
 
 // checkSchemas is CheckSchemas for a connector config (unresolved) looked up by the caller.
 func (w *Worker) checkSchemas(ctx context.Context, name string, connectorConfig map[string]string) (SchemaCheck, error) {
-	enc, _ := w.encoder.(recordEncoder)
-	key, keyChecks := enc.key.(schemaChecker)
-	value, valueChecks := enc.value.(schemaChecker)
+	key, keyChecks := w.encoder.Key.(schemaChecker)
+	value, valueChecks := w.encoder.Value.(schemaChecker)
 	if !keyChecks && !valueChecks {
 		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: fmt.Sprintf(
 			"Connector %s does not use a schema registry: neither key.converter nor value.converter is %s", name, config.AvroConverter)}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/connect/offsets"
+	"github.com/cdcd/cdcd/connect/pipeline"
 	"github.com/cdcd/cdcd/connect/transforms"
 	"github.com/cdcd/cdcd/source"
 )
@@ -137,7 +138,7 @@ func (c *task) attempt(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	errorHandling, err := ParseErrorHandling(c.props)
+	errorHandling, err := pipeline.ParseErrorHandling(c.props)
 	if err != nil {
 		return source.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func (c *task) attempt(ctx context.Context) error {
 	defer sender.Close(context.Background())
 
 	c.setState(Running, nil)
-	p := &Pipeline{
+	p := &pipeline.Pipeline{
 		Reader:        gatedReader{Reader: reader, gate: c.gate},
 		Name:          c.name,
 		Transforms:    chain,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
+	"github.com/cdcd/cdcd/connect/pipeline"
 	"github.com/cdcd/cdcd/schema/configdef"
 	"github.com/cdcd/cdcd/sink"
 	"github.com/cdcd/cdcd/source"
@@ -24,7 +25,7 @@ type Worker struct {
 	cfg           *config.Worker
 	log           *slog.Logger
 	offsets       offsetStore
-	encoder       Encoder
+	encoder       *pipeline.RecordEncoder
 	flushInterval time.Duration
 
 	// life is the parent of every task's context; Shutdown cancels it.
@@ -106,7 +107,7 @@ func newWorker(cfg *config.Worker, store offsetStore, parts Parts, log *slog.Log
 	if len(parts.Connectors) == 0 || parts.Sink == nil || parts.Logs == nil {
 		return nil, errors.New("connect: the runtime needs connectors, a sink and a log opener (wired in cmd/cdcd)")
 	}
-	enc, err := newRecordEncoder(cfg)
+	enc, err := pipeline.NewRecordEncoder(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,9 @@ func fieldNames(s *Schema) []string {
 // The byte-level shape of these schemas is checked against Debezium in jsonconv's golden test; these
 // tests pin what that test cannot see.
 func TestFixedSchemasAreShared(t *testing.T) {
-	if PostgresSourceSchema() != PostgresSourceSchema() || TransactionBlockSchema() != TransactionBlockSchema() {
+	pg1, pg2 := PostgresSourceSchema(), PostgresSourceSchema()
+	tx1, tx2 := TransactionBlockSchema(), TransactionBlockSchema()
+	if pg1 != pg2 || tx1 != tx2 {
 		t.Fatal("fixed schemas must be singletons so converters cache one rendering")
 	}
 	row := &Schema{Type: StructT, Optional: true, Name: "p.s.t.Value"}

@@ -3,9 +3,10 @@ package schema
 import (
 	"encoding/binary"
 	"math"
-	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // Debezium's semantic types (spec §3.1) and Kafka Connect's logical types, as their Java builders make
@@ -41,11 +42,7 @@ const (
 	LtreeName                = "io.debezium.data.Ltree"
 	TsvectorName             = "io.debezium.data.Tsvector"
 	GeometryName             = "io.debezium.data.geometry.Geometry"
-	GeographyName            = "io.debezium.data.geometry.Geography"
 	PointName                = "io.debezium.data.geometry.Point"
-	DoubleVectorName         = "io.debezium.data.DoubleVector"
-	FloatVectorName          = "io.debezium.data.FloatVector"
-	SparseVectorName         = "io.debezium.data.SparseVector"
 )
 
 // Parameter keys of the semantic types.
@@ -142,23 +139,7 @@ func VariableScaleDecimal() *Schema {
 // VariableScaleDecimalValue is the value of a VariableScaleDecimal schema s holding d
 // (VariableScaleDecimal.fromLogical).
 func VariableScaleDecimalValue(s *Schema, d Decimal) *Struct {
-	return &Struct{Schema: s, Values: []any{d.Scale, BigIntBytes(d.Unscaled)}}
-}
-
-// BigIntBytes is Java's BigInteger.toByteArray: the minimal big-endian two's-complement bytes of v,
-// at least one byte (zero is {0x00}). Decimal and VariableScaleDecimal values are written this way.
-func BigIntBytes(v *big.Int) []byte {
-	// BigInteger.bitLength excludes the sign bit; for a negative v it is the bit length of |v|-1.
-	magnitude := v
-	if v.Sign() < 0 {
-		magnitude = new(big.Int).Sub(new(big.Int).Neg(v), big.NewInt(1))
-	}
-	n := magnitude.BitLen()/8 + 1
-	if v.Sign() >= 0 {
-		return v.FillBytes(make([]byte, n))
-	}
-	twos := new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), uint(8*n)), v)
-	return twos.FillBytes(make([]byte, n))
+	return &Struct{Schema: s, Values: []any{d.Scale, javacompat.AppendBigIntegerBytes(nil, d.Unscaled)}}
 }
 
 // Json is io.debezium.data.Json: a STRING holding JSON text.
@@ -199,13 +180,8 @@ func EnumSet(allowed []string) *Schema {
 
 // Geometry is io.debezium.data.geometry.Geometry: an optional struct of wkb (BYTES) and srid (optional
 // INT32), doc "Geometry".
-func Geometry() *Schema { return geometryLike(GeometryName) }
-
-// Geography is io.debezium.data.geometry.Geography, shaped like Geometry.
-func Geography() *Schema { return geometryLike(GeographyName) }
-
-func geometryLike(name string) *Schema {
-	s := named(StructT, name)
+func Geometry() *Schema {
+	s := named(StructT, GeometryName)
 	s.Doc = "Geometry"
 	s.Optional = true
 	s.Fields = []Field{
@@ -238,30 +214,4 @@ func PointValue(s *Schema, x, y float64) *Struct {
 	binary.LittleEndian.PutUint64(wkb[5:], math.Float64bits(x))
 	binary.LittleEndian.PutUint64(wkb[13:], math.Float64bits(y))
 	return &Struct{Schema: s, Values: []any{x, y, wkb, nil}}
-}
-
-// DoubleVector is io.debezium.data.DoubleVector: an ARRAY of FLOAT64 (pgvector vector).
-func DoubleVector() *Schema {
-	s := named(Array, DoubleVectorName)
-	s.Items = &Schema{Type: Float64}
-	return s
-}
-
-// FloatVector is io.debezium.data.FloatVector: an ARRAY of FLOAT32 (pgvector halfvec, MySQL VECTOR).
-func FloatVector() *Schema {
-	s := named(Array, FloatVectorName)
-	s.Items = &Schema{Type: Float32}
-	return s
-}
-
-// SparseVector is io.debezium.data.SparseVector: a struct of dimensions (INT16) and vector (MAP INT16 →
-// FLOAT64), doc "Sparse double vector".
-func SparseVector() *Schema {
-	s := named(StructT, SparseVectorName)
-	s.Doc = "Sparse double vector"
-	s.Fields = []Field{
-		{Name: "dimensions", Schema: &Schema{Type: Int16}},
-		{Name: "vector", Schema: &Schema{Type: Map, Keys: &Schema{Type: Int16}, Values: &Schema{Type: Float64}}},
-	}
-	return s
 }

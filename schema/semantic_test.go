@@ -7,34 +7,6 @@ import (
 	"testing"
 )
 
-func TestBigIntBytes(t *testing.T) {
-	// Expected bytes are Java's BigInteger.toByteArray.
-	tests := []struct {
-		in   string
-		want []byte
-	}{
-		{"0", []byte{0}},
-		{"1", []byte{1}},
-		{"127", []byte{0x7f}},
-		{"128", []byte{0x00, 0x80}},
-		{"255", []byte{0x00, 0xff}},
-		{"256", []byte{0x01, 0x00}},
-		{"-1", []byte{0xff}},
-		{"-128", []byte{0x80}},
-		{"-129", []byte{0xff, 0x7f}},
-		{"-256", []byte{0xff, 0x00}},
-		{"-32768", []byte{0x80, 0x00}},
-		{"12345", []byte{0x30, 0x39}},
-		{"-12345", []byte{0xcf, 0xc7}},
-	}
-	for _, tc := range tests {
-		v, _ := new(big.Int).SetString(tc.in, 10)
-		if got := BigIntBytes(v); !bytes.Equal(got, tc.want) {
-			t.Errorf("BigIntBytes(%s) = %x, want %x", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestSemanticSchemas(t *testing.T) {
 	d := DecimalSchema(2, 10)
 	if d.Type != Bytes || d.Name != DecimalName || d.Version != 1 ||

@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // Debezium's topic and schema naming (AbstractTopicNamingStrategy, SchemaTopicNamingStrategy,
@@ -51,7 +53,7 @@ func (n TopicNaming) DatabaseTableTopic(database, table string) string {
 func (n TopicNaming) join(parts ...string) string {
 	var sb strings.Builder
 	for _, p := range append([]string{n.Prefix}, parts...) {
-		if isJavaBlank(p) {
+		if javacompat.TrimIsEmpty(p) {
 			continue
 		}
 		if sb.Len() > 0 {
@@ -60,16 +62,6 @@ func (n TopicNaming) join(parts ...string) string {
 		sb.WriteString(p)
 	}
 	return sb.String()
-}
-
-// isJavaBlank is Java's s.trim().isEmpty(): trim drops every char up to U+0020, control chars included.
-func isJavaBlank(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] > ' ' {
-			return false
-		}
-	}
-	return true
 }
 
 // HeartbeatTopic is topic.heartbeat.name when set, else <heartbeat prefix><delimiter><prefix>. Debezium

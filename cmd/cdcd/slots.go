@@ -18,13 +18,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// slotsUsage belongs in the binary's usage text.
-const slotsUsage = `  cdcd slots list --dsn postgres://USER@HOST:PORT/DB
-  cdcd slots drop --dsn postgres://USER@HOST:PORT/DB [--yes] SLOT
-`
+// slotsUsageLines are the subcommand's usage; slotsUsage, with its line end, belongs in the binary's usage text.
+const (
+	slotsUsageLines = `  cdcd slots list --dsn postgres://USER@HOST:PORT/DB
+  cdcd slots drop --dsn postgres://USER@HOST:PORT/DB [--yes] SLOT`
+	slotsUsage = slotsUsageLines + "\n"
+)
 
 // errUsage makes the caller print the usage text.
-var errUsage = errors.New("usage:\n" + slotsUsage)
+var errUsage = errors.New("usage:\n" + slotsUsageLines)
 
 // slotsCommand runs `cdcd slots list|drop` with args after "slots". stdin answers the drop's confirmation.
 func slotsCommand(args []string, stdin io.Reader, stdout io.Writer) error {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+	kafkago "github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol/metadata"
 )
 
 // TopicSpec is how one of Connect's internal topics is created and what it must look like.
@@ -52,41 +52,38 @@ const (
 // ensureTopic creates spec's topic as compacted, or checks that the existing one is compacted only
 // (and has one partition when it must), as KafkaTopicBasedBackingStore does before reading.
 // It returns the topic's partition count.
-func ensureTopic(ctx context.Context, cl *kgo.Client, spec TopicSpec) (int32, error) {
-	req := kmsg.NewPtrCreateTopicsRequest()
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic = spec.Name
-	rt.NumPartitions = spec.Partitions
-	rt.ReplicationFactor = spec.ReplicationFactor
+func ensureTopic(ctx context.Context, c client, spec TopicSpec) (int32, error) {
 	configs := map[string]string{}
-	for k, v := range spec.Configs {
-		configs[k] = v
-	}
+	maps.Copy(configs, spec.Configs)
 	configs["cleanup.policy"] = "compact"
+	entries := make([]kafkago.ConfigEntry, 0, len(configs))
 	for k, v := range configs {
-		c := kmsg.NewCreateTopicsRequestTopicConfig()
-		c.Name, c.Value = k, kmsg.StringPtr(v)
-		rt.Configs = append(rt.Configs, c)
+		entries = append(entries, kafkago.ConfigEntry{ConfigName: k, ConfigValue: v})
 	}
-	req.Topics = append(req.Topics, rt)
-	req.TimeoutMillis = 30000
-	resp, err := req.RequestWith(ctx, cl)
+	// Once the topic is created, kafka-go's transport refreshes its metadata until the topic shows
+	// up, within the client's Timeout, so that the requests below find its partitions.
+	resp, err := c.CreateTopics(ctx, &kafkago.CreateTopicsRequest{Topics: []kafkago.TopicConfig{{
+		Topic:             spec.Name,
+		NumPartitions:     int(spec.Partitions),
+		ReplicationFactor: int(spec.ReplicationFactor),
+		ConfigEntries:     entries,
+	}}})
 	if err != nil {
 		return 0, fmt.Errorf("create topic %s: %w", spec.Name, err)
 	}
-	if len(resp.Topics) != 1 {
-		return 0, fmt.Errorf("create topic %s: broker answered for %d topics", spec.Name, len(resp.Topics))
-	}
-	switch err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); {
-	case err == nil:
-	case errors.Is(err, kerr.TopicAlreadyExists):
-		if err := checkCleanupPolicy(ctx, cl, spec.Name); err != nil {
+	created, ok := resp.Errors[spec.Name]
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("create topic %s: broker did not answer for it", spec.Name)
+	case created == nil:
+	case errors.Is(created, kafkago.TopicAlreadyExists):
+		if err := checkCleanupPolicy(ctx, c, spec.Name); err != nil {
 			return 0, err
 		}
 	default:
-		return 0, fmt.Errorf("create topic %s: %w", spec.Name, err)
+		return 0, fmt.Errorf("create topic %s: %w", spec.Name, created)
 	}
-	partitions, err := partitionCount(ctx, cl, spec.Name)
+	partitions, err := partitionCount(ctx, c, spec.Name)
 	if err != nil {
 		return 0, err
 	}
@@ -98,28 +95,26 @@ func ensureTopic(ctx context.Context, cl *kgo.Client, spec TopicSpec) (int32, er
 
 // checkCleanupPolicy refuses a topic whose cleanup.policy is not exactly compact: with deletion,
 // connector configs and offsets would expire.
-func checkCleanupPolicy(ctx context.Context, cl *kgo.Client, topic string) error {
-	req := kmsg.NewPtrDescribeConfigsRequest()
-	res := kmsg.NewDescribeConfigsRequestResource()
-	res.ResourceType = kmsg.ConfigResourceTypeTopic
-	res.ResourceName = topic
-	res.ConfigNames = []string{"cleanup.policy"}
-	req.Resources = append(req.Resources, res)
-	resp, err := req.RequestWith(ctx, cl)
+func checkCleanupPolicy(ctx context.Context, c client, topic string) error {
+	resp, err := c.DescribeConfigs(ctx, &kafkago.DescribeConfigsRequest{Resources: []kafkago.DescribeConfigRequestResource{{
+		ResourceType: kafkago.ResourceTypeTopic,
+		ResourceName: topic,
+		ConfigNames:  []string{"cleanup.policy"},
+	}}})
 	if err != nil {
 		return fmt.Errorf("describe topic %s: %w", topic, err)
 	}
 	for _, r := range resp.Resources {
-		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-			return fmt.Errorf("describe topic %s: %w", topic, err)
+		if r.Error != nil {
+			return fmt.Errorf("describe topic %s: %w", topic, r.Error)
 		}
-		for _, c := range r.Configs {
-			if c.Name != "cleanup.policy" || c.Value == nil {
+		for _, e := range r.ConfigEntries {
+			if e.ConfigName != "cleanup.policy" {
 				continue
 			}
-			policies := strings.Split(strings.ReplaceAll(*c.Value, " ", ""), ",")
+			policies := strings.Split(strings.ReplaceAll(e.ConfigValue, " ", ""), ",")
 			if len(policies) != 1 || policies[0] != "compact" {
-				return &TopicError{Topic: topic, Reason: fmt.Sprintf("cleanup.policy=%s; Connect's internal topics must be cleanup.policy=compact only", *c.Value)}
+				return &TopicError{Topic: topic, Reason: fmt.Sprintf("cleanup.policy=%s; Connect's internal topics must be cleanup.policy=compact only", e.ConfigValue)}
 			}
 			return nil
 		}
@@ -127,32 +122,43 @@ func checkCleanupPolicy(ctx context.Context, cl *kgo.Client, topic string) error
 	return &TopicError{Topic: topic, Reason: "broker did not report its cleanup.policy"}
 }
 
+// topicMetadata returns topic's partitions and their leaders as kafka-go's transport last saw
+// them: it answers metadata requests from a cache that it refreshes every few seconds and after
+// creating a topic, so a topic created elsewhere a moment ago may be unknown for a while
+// (UNKNOWN_TOPIC_OR_PARTITION, which is retriable). The request never asks the broker to
+// auto-create the topic. It is sent raw because kafka-go's typed Metadata turns a partition
+// without a leader (-1) into one led by broker 0.
+func topicMetadata(ctx context.Context, c client, topic string) (metadata.ResponseTopic, error) {
+	resp, err := c.roundTrip(ctx, requestTimeout, &metadata.Request{TopicNames: []string{topic}})
+	if err != nil {
+		return metadata.ResponseTopic{}, fmt.Errorf("metadata of topic %s: %w", topic, err)
+	}
+	topics := resp.(*metadata.Response).Topics
+	if len(topics) != 1 {
+		return metadata.ResponseTopic{}, fmt.Errorf("metadata of topic %s: broker answered for %d topics", topic, len(topics))
+	}
+	if err := kafkaError(topics[0].ErrorCode); err != nil {
+		return metadata.ResponseTopic{}, fmt.Errorf("metadata of topic %s: %w", topic, err)
+	}
+	return topics[0], nil
+}
+
 // partitionCount asks for the topic's partitions, waiting out the moments after creation when
-// metadata does not know it yet. It never asks the broker to auto-create the topic.
-func partitionCount(ctx context.Context, cl *kgo.Client, topic string) (int32, error) {
+// metadata does not know it yet.
+func partitionCount(ctx context.Context, c client, topic string) (int32, error) {
 	deadline := time.Now().Add(metadataRetryFor)
 	for {
-		req := kmsg.NewPtrMetadataRequest()
-		rt := kmsg.NewMetadataRequestTopic()
-		rt.Topic = kmsg.StringPtr(topic)
-		req.Topics = append(req.Topics, rt)
-		req.AllowAutoTopicCreation = false
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			return 0, fmt.Errorf("metadata of topic %s: %w", topic, err)
-		}
-		if len(resp.Topics) == 1 {
-			t := resp.Topics[0]
-			err := kerr.ErrorForCode(t.ErrorCode)
-			if err == nil && len(t.Partitions) > 0 {
-				return int32(len(t.Partitions)), nil
+		t, err := topicMetadata(ctx, c, topic)
+		switch {
+		case err == nil && len(t.Partitions) > 0:
+			return int32(len(t.Partitions)), nil
+		case err != nil && !retriable(err):
+			return 0, err
+		case time.Now().After(deadline):
+			if err == nil {
+				err = fmt.Errorf("metadata of topic %s: %w", topic, kafkago.UnknownTopicOrPartition)
 			}
-			if err != nil && !kerr.IsRetriable(err) && !errors.Is(err, kerr.UnknownTopicOrPartition) {
-				return 0, fmt.Errorf("metadata of topic %s: %w", topic, err)
-			}
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("metadata of topic %s: %w", topic, kerr.UnknownTopicOrPartition)
+			return 0, err
 		}
 		if err := sleep(ctx, metadataRetryEvery); err != nil {
 			return 0, err
@@ -160,14 +166,16 @@ func partitionCount(ctx context.Context, cl *kgo.Client, topic string) (int32, e
 	}
 }
 
-// endOffsets returns the log end offset of every partition of topic: the offset the next record
-// will get, which a reader has caught up with when its position reaches it.
-func endOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions int32) (map[int32]int64, error) {
+// listOffsets returns an offset of each of topic's partitions: at is kafkago.FirstOffset for the
+// log start offset, or kafkago.LastOffset for the log end offset (the offset the next record will
+// get, which a reader has caught up with when its position reaches it). It waits out the moments
+// after creation when the partitions have no leader yet.
+func listOffsets(ctx context.Context, c client, topic string, partitions []int, at int64) (map[int32]int64, error) {
 	deadline := time.Now().Add(metadataRetryFor)
 	for {
-		ends, err := listEndOffsets(ctx, cl, topic, partitions)
-		if err == nil || !kerr.IsRetriable(err) || time.Now().After(deadline) {
-			return ends, err
+		offsets, err := listOffsetsOnce(ctx, c, topic, partitions, at)
+		if err == nil || !retriable(err) || time.Now().After(deadline) {
+			return offsets, err
 		}
 		if err := sleep(ctx, metadataRetryEvery); err != nil {
 			return nil, err
@@ -175,35 +183,35 @@ func endOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions in
 	}
 }
 
-func listEndOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions int32) (map[int32]int64, error) {
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.ReplicaID = -1
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	for p := range partitions {
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition = p
-		rp.Timestamp = -1 // latest
-		rt.Partitions = append(rt.Partitions, rp)
+func listOffsetsOnce(ctx context.Context, c client, topic string, partitions []int, at int64) (map[int32]int64, error) {
+	reqs := make([]kafkago.OffsetRequest, len(partitions))
+	for i, p := range partitions {
+		reqs[i] = kafkago.OffsetRequest{Partition: p, Timestamp: at}
 	}
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
+	resp, err := c.ListOffsets(ctx, &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{topic: reqs}})
 	if err != nil {
-		return nil, fmt.Errorf("end offsets of topic %s: %w", topic, err)
+		return nil, fmt.Errorf("list offsets: %w", err)
 	}
-	ends := make(map[int32]int64, partitions)
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				return nil, fmt.Errorf("end offset of %s[%d]: %w", topic, p.Partition, err)
-			}
-			ends[p.Partition] = p.Offset
+	offsets := make(map[int32]int64, len(partitions))
+	for _, p := range resp.Topics[topic] {
+		switch {
+		case errors.Is(p.Error, kafkago.Unknown):
+			// kafka-go sends one request per partition and reports one that did not reach the
+			// partition's leader as UNKNOWN_SERVER_ERROR. Not wrapped: it is the failure to reach
+			// a broker, and retried as one.
+			return nil, fmt.Errorf("list offsets of partition %d: its leader did not answer", p.Partition)
+		case p.Error != nil:
+			return nil, fmt.Errorf("list offsets of partition %d: %w", p.Partition, p.Error)
+		case at == kafkago.FirstOffset:
+			offsets[int32(p.Partition)] = p.FirstOffset
+		default:
+			offsets[int32(p.Partition)] = p.LastOffset
 		}
 	}
-	if int32(len(ends)) != partitions {
-		return nil, fmt.Errorf("end offsets of topic %s: got %d of %d partitions: %w", topic, len(ends), partitions, kerr.UnknownTopicOrPartition)
+	if len(offsets) != len(partitions) {
+		return nil, fmt.Errorf("list offsets: got %d of %d partitions: %w", len(offsets), len(partitions), kafkago.UnknownTopicOrPartition)
 	}
-	return ends, nil
+	return offsets, nil
 }
 
 // sleep waits d or until ctx ends.

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/cdcd/cdcd/schema/jsonconv"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TargetState is what a connector was asked to be (Connect's TargetState).
@@ -244,7 +243,7 @@ func targetStateValue(state TargetState) []byte {
 }
 
 // apply folds one record into the state, following KafkaConfigBackingStore's ConsumeCallback.
-func (s *ConfigStore) apply(r *kgo.Record) {
+func (s *ConfigStore) apply(r Record) {
 	key := string(r.Key)
 	s.mu.Lock()
 	s.offset = r.Offset + 1

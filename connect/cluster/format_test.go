@@ -4,8 +4,6 @@ import (
 	"log/slog"
 	"reflect"
 	"testing"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func TestRecordValuesAreConnectsJSON(t *testing.T) {
@@ -33,7 +31,7 @@ func TestRecordValuesAreConnectsJSON(t *testing.T) {
 // feed applies records to a config store as if read from the topic, at consecutive offsets.
 func feed(s *ConfigStore, records ...[2]string) {
 	for _, kv := range records {
-		r := &kgo.Record{Key: []byte(kv[0]), Offset: max(s.offset, 0)}
+		r := Record{Key: []byte(kv[0]), Offset: max(s.offset, 0)}
 		if kv[1] != "<nil>" {
 			r.Value = []byte(kv[1])
 		}

@@ -2,13 +2,33 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cdcd/cdcd/e2e/testenv"
+	kafkago "github.com/segmentio/kafka-go"
 )
+
+// cuttable is a transport that can lose its way to Kafka for good, as a worker whose network fails:
+// once cut, every request fails at once.
+type cuttable struct {
+	kafkago.RoundTripper
+	cut atomic.Bool
+}
+
+var errCut = errors.New("test: cut off from Kafka")
+
+func (c *cuttable) RoundTrip(ctx context.Context, addr net.Addr, req kafkago.Request) (kafkago.Response, error) {
+	if c.cut.Load() {
+		return nil, errCut
+	}
+	return c.RoundTripper.RoundTrip(ctx, addr, req)
+}
 
 // ownership records who holds each item, as members report it through OnAssignment, and every
 // moment an item was given to a member while another still held it.
@@ -83,6 +103,7 @@ type groupFixture struct {
 	configs *ConfigStore
 	own     *ownership
 	members map[string]*Member
+	links   map[string]*cuttable // each member's transport
 	stops   map[string]context.CancelFunc
 	done    sync.WaitGroup
 }
@@ -91,7 +112,7 @@ func newGroupFixture(t *testing.T, connectors, tasksEach int) *groupFixture {
 	brokers := testBrokers(t)
 	prefix := testenv.NewTopicPrefix(t)
 	ctx := testContext(t)
-	f := &groupFixture{brokers: brokers, group: prefix + "-group", own: newOwnership(), members: map[string]*Member{}, stops: map[string]context.CancelFunc{}}
+	f := &groupFixture{brokers: brokers, group: prefix + "-group", own: newOwnership(), members: map[string]*Member{}, links: map[string]*cuttable{}, stops: map[string]context.CancelFunc{}}
 	var err error
 	f.configs, err = OpenConfigStore(ctx, ConfigStoreConfig{
 		Log: logConfig(brokers, ConfigTopic(prefix+"-configs", 1)),
@@ -109,6 +130,9 @@ func newGroupFixture(t *testing.T, connectors, tasksEach int) *groupFixture {
 			stop()
 		}
 		f.done.Wait()
+		for _, link := range f.links {
+			link.RoundTripper.(*kafkago.Transport).CloseIdleConnections()
+		}
 		f.configs.Close()
 		f.own.check(t)
 	})
@@ -143,8 +167,9 @@ func (f *groupFixture) addConnector(t *testing.T, name string, tasks int) {
 
 func (f *groupFixture) start(t *testing.T, worker string, maxDelay time.Duration) {
 	t.Helper()
+	link := &cuttable{RoundTripper: &kafkago.Transport{ClientID: worker}}
 	m, err := NewMember(MemberConfig{
-		Brokers: f.brokers, GroupID: f.group, URL: "http://" + worker + ":8083/",
+		Brokers: f.brokers, Transport: link, GroupID: f.group, URL: "http://" + worker + ":8083/",
 		SessionTimeout: 6 * time.Second, HeartbeatInterval: time.Second, RebalanceTimeout: 20 * time.Second,
 		ScheduledRebalanceMaxDelay: maxDelay,
 		Configs:                    f.configs, OnAssignment: f.own.callback(worker),
@@ -153,7 +178,7 @@ func (f *groupFixture) start(t *testing.T, worker string, maxDelay time.Duration
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	f.members[worker], f.stops[worker] = m, stop
+	f.members[worker], f.links[worker], f.stops[worker] = m, link, stop
 	f.done.Add(1)
 	go func() {
 		defer f.done.Done()
@@ -207,7 +232,7 @@ func TestMembersShareWorkAndACrashedMembersWorkMovesAfterTheDelay(t *testing.T) 
 	f.own.mu.Lock()
 	seenBefore := len(f.own.gens["w1"])
 	f.own.mu.Unlock()
-	f.members[victim].cl.Close()
+	f.links[victim].cut.Store(true)
 	var survivors []string
 	for _, w := range []string{"w1", "w2", "w3"} {
 		if w != victim {
@@ -247,6 +272,6 @@ func TestACutOffMemberStopsItsWorkBeforeItsSessionExpires(t *testing.T) {
 	if f.members[victim].IsLeader() {
 		victim, survivor = survivor, victim
 	}
-	f.members[victim].cl.Close()
+	f.links[victim].cut.Store(true)
 	waitUntil(t, "the survivor holds all 4 items", f.own, balanced([]string{survivor}, 4))
 }

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+	kafkago "github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol/heartbeat"
+	"github.com/segmentio/kafka-go/protocol/joingroup"
+	"github.com/segmentio/kafka-go/protocol/leavegroup"
+	"github.com/segmentio/kafka-go/protocol/syncgroup"
 )
 
 // ConfigReader is the configuration a member reports and, as leader, assigns from. *ConfigStore is one.
@@ -38,7 +42,13 @@ type Assignment struct {
 
 // MemberConfig configures a Member. The timeouts take Connect's defaults when zero.
 type MemberConfig struct {
-	Brokers  []string
+	Brokers []string
+	// Transport carries every request of the member, e.g. one set up with TLS and SASL and shared
+	// by all of a worker's clients. nil uses a kafka-go Transport with its defaults, of the
+	// member's own, closed when Run ends.
+	Transport kafkago.RoundTripper
+	// ClientID is sent with every request of the member's own transport; a Transport given above
+	// sends its own.
 	ClientID string
 	GroupID  string
 	// URL is this worker's advertised REST URL, e.g. http://10.0.0.5:8083/ (Java sends it with the
@@ -78,17 +88,19 @@ func (c *MemberConfig) withDefaults() {
 	}
 }
 
-// Member is one worker in group.id, speaking Connect's group protocol with raw requests (franz-go's
-// group consumer only speaks the "consumer" protocol type).
+// Member is one worker in group.id, speaking Connect's group protocol with kafka-go's raw protocol
+// requests where its typed ones fit only the "consumer" protocol type (JoinGroup's and SyncGroup's
+// metadata and assignments are Connect's bytes, see protocol.go).
 //
 // Fencing: a member that cannot prove its membership (no successful heartbeat or sync) for
 // session.timeout.ms minus heartbeat.interval.ms revokes all its work through OnAssignment, before
 // the broker can expire its session and the leader hand the work to another member. Combined with the
 // assignor's rules, no item has two owners as long as OnAssignment stops revoked work promptly.
-// While a JoinGroup is pending the broker keeps the member, so fencing waits for its outcome.
+// While a JoinGroup or SyncGroup is pending the broker keeps the member, so fencing waits for its
+// outcome.
 type Member struct {
 	cfg      MemberConfig
-	cl       *kgo.Client
+	cl       client
 	log      *slog.Logger
 	assignor *assignor
 	rejoinCh chan struct{}
@@ -114,27 +126,10 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 	if cfg.HeartbeatInterval >= cfg.SessionTimeout {
 		return nil, fmt.Errorf("cluster member: heartbeat.interval.ms (%s) must be lower than session.timeout.ms (%s)", cfg.HeartbeatInterval, cfg.SessionTimeout)
 	}
-	hb, session := cfg.HeartbeatInterval, cfg.SessionTimeout
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(cfg.Brokers...),
-		// Retries inside the client stay short so the member's own loop sees failures in time to fence.
-		kgo.RetryTimeoutFn(func(key int16) time.Duration {
-			if key == (*kmsg.HeartbeatRequest)(nil).Key() {
-				return hb
-			}
-			return session - hb
-		}),
-	}
-	if cfg.ClientID != "" {
-		opts = append(opts, kgo.ClientID(cfg.ClientID))
-	}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("cluster member: %w", err)
-	}
 	return &Member{
-		cfg:        cfg,
-		cl:         cl,
+		cfg: cfg,
+		// The member needs the brokers from the metadata, to reach coordinators, and no topic.
+		cl:         newClient(cfg.Brokers, cfg.Transport, cfg.ClientID, []string{}),
 		log:        cfg.Logger.With("group", cfg.GroupID),
 		assignor:   newAssignor(cfg.ScheduledRebalanceMaxDelay),
 		rejoinCh:   make(chan struct{}, 1),
@@ -172,16 +167,23 @@ func (m *Member) RequestRejoin() {
 	}
 }
 
+// kafka-go's transport does not retry: every request is sent once, bounded as below, and the
+// member's own loops retry, so they notice failures in time to fence. A rebalance that fails is
+// retried after retryBackoff, doubling up to heartbeat.interval.ms; a heartbeat that fails, at the
+// next tick.
 const (
-	retryBackoff  = 250 * time.Millisecond // after a failed rebalance, doubling up to heartbeat.interval.ms
-	leaveTimeout  = 5 * time.Second        // for the LeaveGroup sent when Run ends
-	configTimeout = 3 * time.Second        // reading configs the leader assigned from (worker.sync.timeout.ms)
+	// rebalanceLapse is added to rebalance.timeout.ms for a JoinGroup or SyncGroup: the coordinator
+	// holds a JoinGroup until every member rejoined, and a SyncGroup until the leader's assignments
+	// are in, each at most rebalance.timeout.ms (Java's JOIN_GROUP_TIMEOUT_LAPSE).
+	rebalanceLapse = 5 * time.Second
+	leaveTimeout   = 5 * time.Second // for the LeaveGroup sent when Run ends
+	configTimeout  = 3 * time.Second // reading configs the leader assigned from (worker.sync.timeout.ms)
 )
 
 // Run joins the group and keeps the membership until ctx ends; then it revokes everything through
 // OnAssignment, leaves the group and closes its client. It returns ctx's error.
 func (m *Member) Run(ctx context.Context) error {
-	defer m.cl.Close()
+	defer m.cl.close()
 	defer m.leave()
 	failures := 0
 	for ctx.Err() == nil {
@@ -192,16 +194,11 @@ func (m *Member) Run(ctx context.Context) error {
 			m.heartbeat(ctx)
 			continue
 		case ctx.Err() != nil:
-		case errors.Is(err, kerr.RebalanceInProgress):
+		case errors.Is(err, kafkago.RebalanceInProgress):
 			m.log.Debug("group rebalance restarted; rejoining", "err", err)
 		default:
 			failures++
-			// The first failure of a streak is worth a warning; the rest repeat it.
-			level := slog.LevelDebug
-			if failures == 1 {
-				level = slog.LevelWarn
-			}
-			m.log.Log(ctx, level, "group rebalance failed; retrying", "err", err, "failures", failures)
+			m.log.Log(ctx, streakLevel(failures), "group rebalance failed; retrying", "err", err, "failures", failures)
 			m.fenceIfExpired()
 			_ = sleep(ctx, min(retryBackoff<<min(failures-1, 5), m.cfg.HeartbeatInterval))
 		}
@@ -219,15 +216,17 @@ func (m *Member) leave() {
 	if id == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
-	defer cancel()
-	req := kmsg.NewPtrLeaveGroupRequest()
-	req.Group = m.cfg.GroupID
-	req.MemberID = id
-	mem := kmsg.NewLeaveGroupRequestMember()
-	mem.MemberID = id
-	req.Members = append(req.Members, mem)
-	if _, err := req.RequestWith(ctx, m.cl); err != nil {
+	// Raw, not kafka-go's typed LeaveGroup, which reports the misplaced error code.
+	req := &leavegroup.Request{GroupID: m.cfg.GroupID, Members: []leavegroup.RequestMember{{MemberID: id}}}
+	r, err := m.cl.roundTrip(context.Background(), leaveTimeout, req)
+	if err == nil {
+		resp := r.(*leavegroup.Response)
+		err = kafkaError(misplacedErrorCode(resp.ThrottleTimeMS))
+		if err == nil && len(resp.Members) == 1 {
+			err = kafkaError(resp.Members[0].ErrorCode) // from version 3 on, per member
+		}
+	}
+	if err != nil {
 		m.log.Warn("leaving the group", "err", err)
 	}
 }
@@ -276,36 +275,39 @@ func (m *Member) joinAndSync(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	m.memberID = join.MemberID
-	m.generation = join.Generation
+	m.generation = join.GenerationID
 	m.mu.Unlock()
 
-	protocol := protocolSessioned
-	if join.Protocol != nil {
-		protocol = *join.Protocol
+	protocol := join.ProtocolName
+	if protocol == "" { // null only in an error response, which join does not return
+		protocol = protocolSessioned
 	}
 	version := versionSessioned
 	if protocol != protocolSessioned {
 		version = versionCompatible
 	}
-	req := kmsg.NewPtrSyncGroupRequest()
-	req.Group = m.cfg.GroupID
-	req.Generation = join.Generation
-	req.MemberID = join.MemberID
-	req.ProtocolType = kmsg.StringPtr(protocolType)
-	req.Protocol = kmsg.StringPtr(protocol)
+	req := &syncgroup.Request{
+		GroupID:      m.cfg.GroupID,
+		GenerationID: join.GenerationID,
+		MemberID:     join.MemberID,
+		ProtocolType: protocolType,
+		ProtocolName: protocol,
+	}
 	if join.LeaderID == join.MemberID {
-		req.GroupAssignment = m.lead(ctx, join, version)
+		req.Assignments = m.lead(ctx, join, version)
 	}
 	sent := time.Now()
-	resp, err := req.RequestWith(ctx, m.cl)
+	// Members waiting for the leader's assignments count as alive: the wait needs no heartbeats.
+	r, err := m.cl.roundTrip(ctx, m.cfg.RebalanceTimeout+rebalanceLapse, req)
 	if err != nil {
 		return fmt.Errorf("sync group: %w", err)
 	}
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		if errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.IllegalGeneration) {
+	resp := r.(*syncgroup.Response)
+	if err := kafkaError(resp.ErrorCode); err != nil {
+		if errors.Is(err, kafkago.UnknownMemberId) || errors.Is(err, kafkago.IllegalGeneration) {
 			m.revokeAll()
 		}
-		if errors.Is(err, kerr.UnknownMemberID) {
+		if errors.Is(err, kafkago.UnknownMemberId) {
 			m.mu.Lock()
 			m.memberID = ""
 			m.mu.Unlock()
@@ -313,7 +315,7 @@ func (m *Member) joinAndSync(ctx context.Context) error {
 		return fmt.Errorf("sync group: %w", err)
 	}
 	m.proven(sent)
-	a, err := decodeAssignment(resp.MemberAssignment)
+	a, err := decodeAssignment(resp.Assignments)
 	if err != nil {
 		return fmt.Errorf("sync group: %w", err)
 	}
@@ -321,7 +323,8 @@ func (m *Member) joinAndSync(ctx context.Context) error {
 }
 
 // join sends JoinGroup until the coordinator accepts this member, answering MEMBER_ID_REQUIRED.
-func (m *Member) join(ctx context.Context) (*kmsg.JoinGroupResponse, error) {
+// kafka-go's typed JoinGroup would encode the consumer protocol's metadata, so the request is raw.
+func (m *Member) join(ctx context.Context) (*joingroup.Response, error) {
 	for {
 		meta := workerMetadata{URL: m.cfg.URL, ConfigOffset: m.cfg.Configs.Snapshot().Offset}
 		m.mu.Lock()
@@ -331,33 +334,30 @@ func (m *Member) join(ctx context.Context) (*kmsg.JoinGroupResponse, error) {
 		memberID := m.memberID
 		m.mu.Unlock()
 
-		req := kmsg.NewPtrJoinGroupRequest()
-		req.Group = m.cfg.GroupID
-		req.SessionTimeoutMillis = int32(m.cfg.SessionTimeout.Milliseconds())
-		req.RebalanceTimeoutMillis = int32(m.cfg.RebalanceTimeout.Milliseconds())
-		req.MemberID = memberID
-		req.ProtocolType = protocolType
-		for _, p := range []struct {
-			name    string
-			version int16
-		}{{protocolSessioned, versionSessioned}, {protocolCompatible, versionCompatible}} {
-			rp := kmsg.NewJoinGroupRequestProtocol()
-			rp.Name = p.name
-			rp.Metadata = encodeMetadata(p.version, meta)
-			req.Protocols = append(req.Protocols, rp)
+		req := &joingroup.Request{
+			GroupID:            m.cfg.GroupID,
+			SessionTimeoutMS:   int32(m.cfg.SessionTimeout.Milliseconds()),
+			RebalanceTimeoutMS: int32(m.cfg.RebalanceTimeout.Milliseconds()),
+			MemberID:           memberID,
+			ProtocolType:       protocolType,
+			Protocols: []joingroup.RequestProtocol{
+				{Name: protocolSessioned, Metadata: encodeMetadata(versionSessioned, meta)},
+				{Name: protocolCompatible, Metadata: encodeMetadata(versionCompatible, meta)},
+			},
 		}
-		resp, err := req.RequestWith(ctx, m.cl)
+		r, err := m.cl.roundTrip(ctx, m.cfg.RebalanceTimeout+rebalanceLapse, req)
 		if err != nil {
 			return nil, fmt.Errorf("join group: %w", err)
 		}
-		switch err := kerr.ErrorForCode(resp.ErrorCode); {
+		resp := r.(*joingroup.Response)
+		switch err := kafkaError(resp.ErrorCode); {
 		case err == nil:
 			return resp, nil
-		case errors.Is(err, kerr.MemberIDRequired):
+		case errors.Is(err, kafkago.MemberIDRequired):
 			m.mu.Lock()
 			m.memberID = resp.MemberID
 			m.mu.Unlock()
-		case errors.Is(err, kerr.UnknownMemberID):
+		case errors.Is(err, kafkago.UnknownMemberId):
 			m.revokeAll()
 			m.mu.Lock()
 			m.memberID = ""
@@ -370,12 +370,12 @@ func (m *Member) join(ctx context.Context) (*kmsg.JoinGroupResponse, error) {
 
 // lead computes every member's assignment. When this leader's configuration is behind what some
 // member reported and cannot catch up, every member gets CONFIG_MISMATCH and rejoins after reading.
-func (m *Member) lead(ctx context.Context, join *kmsg.JoinGroupResponse, version int16) []kmsg.SyncGroupRequestGroupAssignment {
+func (m *Member) lead(ctx context.Context, join *joingroup.Response, version int16) []syncgroup.RequestAssignment {
 	members := make([]memberState, 0, len(join.Members))
 	var maxOffset int64 = -1
 	leaderURL := ""
 	for _, jm := range join.Members {
-		meta, err := decodeMetadata(jm.ProtocolMetadata)
+		meta, err := decodeMetadata(jm.Metadata)
 		if err != nil {
 			m.log.Warn("member metadata unreadable; treating the member as empty", "member", jm.MemberID, "err", err)
 		}
@@ -398,30 +398,30 @@ func (m *Member) lead(ctx context.Context, join *kmsg.JoinGroupResponse, version
 		cancel()
 		snap = m.cfg.Configs.Snapshot()
 	}
-	out := make([]kmsg.SyncGroupRequestGroupAssignment, 0, len(members))
+	out := make([]syncgroup.RequestAssignment, 0, len(members))
 	base := assignment{Leader: join.LeaderID, LeaderURL: leaderURL, ConfigOffset: snap.Offset}
 	if snap.Offset < maxOffset {
 		base.Error = assignmentConfigError
 		for _, st := range members {
-			out = append(out, kmsg.SyncGroupRequestGroupAssignment{MemberID: st.id, MemberAssignment: encodeAssignment(version, base)})
+			out = append(out, syncgroup.RequestAssignment{MemberID: st.id, Assignment: encodeAssignment(version, base)})
 		}
 		return out
 	}
-	p := m.assignor.assign(time.Now(), join.Generation, members, configuredItems(snap))
+	p := m.assignor.assign(time.Now(), join.GenerationID, members, configuredItems(snap))
 	for _, st := range members {
 		a := base
 		a.Assigned, a.Revoked = p.assigned[st.id], p.revoked[st.id]
 		a.Delay = int32(p.delay.Milliseconds())
-		out = append(out, kmsg.SyncGroupRequestGroupAssignment{MemberID: st.id, MemberAssignment: encodeAssignment(version, a)})
+		out = append(out, syncgroup.RequestAssignment{MemberID: st.id, Assignment: encodeAssignment(version, a)})
 	}
-	m.log.Debug("assigned work as leader", "generation", join.Generation, "members", len(members), "delay", p.delay)
+	m.log.Debug("assigned work as leader", "generation", join.GenerationID, "members", len(members), "delay", p.delay)
 	return out
 }
 
 // apply folds an assignment into the member's work and reports it. It returns nil when the member
 // may settle into heartbeats; a rejoin is requested when revocations must take effect, when the
 // assignment said to come back after a delay, or when the configs disagree.
-func (m *Member) apply(ctx context.Context, join *kmsg.JoinGroupResponse, a assignment) error {
+func (m *Member) apply(ctx context.Context, join *joingroup.Response, a assignment) error {
 	if a.Error == assignmentConfigError {
 		rctx, cancel := context.WithTimeout(ctx, configTimeout)
 		defer cancel()
@@ -462,7 +462,7 @@ func (m *Member) apply(ctx context.Context, join *kmsg.JoinGroupResponse, a assi
 	m.mu.Unlock()
 
 	m.cfg.OnAssignment(Assignment{
-		Generation:   join.Generation,
+		Generation:   join.GenerationID,
 		MemberID:     join.MemberID,
 		Leader:       a.Leader == join.MemberID,
 		LeaderURL:    a.LeaderURL,
@@ -493,30 +493,21 @@ func (m *Member) heartbeat(ctx context.Context) {
 			return
 		case <-ticker.C:
 		}
-		m.mu.Lock()
-		req := kmsg.NewPtrHeartbeatRequest()
-		req.Group, req.Generation, req.MemberID = m.cfg.GroupID, m.generation, m.memberID
-		m.mu.Unlock()
 		sent := time.Now()
-		hctx, cancel := context.WithTimeout(ctx, m.cfg.HeartbeatInterval)
-		resp, err := req.RequestWith(hctx, m.cl)
-		cancel()
-		if err == nil {
-			err = kerr.ErrorForCode(resp.ErrorCode)
-		}
+		err := m.sendHeartbeat(ctx)
 		if err == nil {
 			failures = 0
 		}
 		switch {
 		case err == nil:
 			m.proven(sent)
-		case errors.Is(err, kerr.RebalanceInProgress):
+		case errors.Is(err, kafkago.RebalanceInProgress):
 			m.proven(sent)
 			return
-		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.FencedInstanceID):
+		case errors.Is(err, kafkago.UnknownMemberId), errors.Is(err, kafkago.IllegalGeneration), errors.Is(err, kafkago.FencedInstanceID):
 			m.log.Info("group membership lost; stopping all work and rejoining", "err", err)
 			m.revokeAll()
-			if !errors.Is(err, kerr.IllegalGeneration) {
+			if !errors.Is(err, kafkago.IllegalGeneration) {
 				m.mu.Lock()
 				m.memberID = ""
 				m.mu.Unlock()
@@ -527,11 +518,7 @@ func (m *Member) heartbeat(ctx context.Context) {
 				return
 			}
 			failures++
-			level := slog.LevelDebug
-			if failures == 1 {
-				level = slog.LevelWarn
-			}
-			m.log.Log(ctx, level, "heartbeat failed", "err", err, "failures", failures)
+			m.log.Log(ctx, streakLevel(failures), "heartbeat failed", "err", err, "failures", failures)
 			m.fenceIfExpired()
 			m.mu.Lock()
 			lost := m.memberID == ""
@@ -541,4 +528,51 @@ func (m *Member) heartbeat(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// sendHeartbeat sends one heartbeat for the current generation, bounded by heartbeat.interval.ms so
+// that a lost one is followed by the next in time. It finds the coordinator first: kafka-go's
+// transport routes JoinGroup, SyncGroup and LeaveGroup to the coordinator (they implement
+// protocol.GroupMessage) but sends a Heartbeat, whose request type lacks the Group method, to any
+// bootstrap broker, which would answer NOT_COORDINATOR unless it happened to be the coordinator.
+func (m *Member) sendHeartbeat(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.HeartbeatInterval)
+	defer cancel()
+	coord, err := m.cl.FindCoordinator(ctx, &kafkago.FindCoordinatorRequest{Key: m.cfg.GroupID, KeyType: kafkago.CoordinatorKeyTypeConsumer})
+	if err == nil {
+		err = coord.Error
+	}
+	if err != nil {
+		return fmt.Errorf("find the group coordinator: %w", err)
+	}
+	m.mu.Lock()
+	req := &heartbeat.Request{GroupID: m.cfg.GroupID, GenerationID: m.generation, MemberID: m.memberID}
+	m.mu.Unlock()
+	// The transport sends a request given one broker's address to that broker. Raw, not kafka-go's
+	// typed Heartbeat, which reports the misplaced error code.
+	addr := kafkago.TCP(net.JoinHostPort(coord.Coordinator.Host, strconv.Itoa(coord.Coordinator.Port)))
+	resp, err := m.cl.Transport.RoundTrip(ctx, addr, req)
+	if err != nil {
+		return err
+	}
+	return kafkaError(misplacedErrorCode(resp.(*heartbeat.Response).ThrottleTimeMs))
+}
+
+// misplacedErrorCode is the error code of a Heartbeat or LeaveGroup response as kafka-go v0.4.51
+// decodes it, from the field it calls the throttle time. kafka-go declares both responses with
+// error_code before throttle_time_ms, but from version 1 on Kafka sends throttle_time_ms first
+// (segmentio/kafka-go#1371): what kafka-go calls the error code holds the throttle's two high
+// bytes, and what it calls the throttle its two low bytes followed by the real error code. The
+// transport always picks version 1 or later, which every broker since Kafka 0.11 has.
+// TestKafkaGoMisplacesGroupErrorCodes pins this down, so that a kafka-go that fixes the order fails
+// that test instead of this member.
+func misplacedErrorCode(throttleField int32) int16 { return int16(uint16(throttleField)) }
+
+// streakLevel is the level for the nth failure in a row of a rebalance or heartbeat: the first is
+// worth a warning, the rest repeat it.
+func streakLevel(failures int) slog.Level {
+	if failures == 1 {
+		return slog.LevelWarn
+	}
+	return slog.LevelDebug
 }

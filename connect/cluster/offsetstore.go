@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/cdcd/cdcd/connect/offsets"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // OffsetStore is offset.storage.topic, read and written as KafkaOffsetBackingStore does. Keys and
@@ -44,7 +43,7 @@ func OpenOffsetStore(ctx context.Context, cfg LogConfig) (*OffsetStore, error) {
 	return s, nil
 }
 
-func (s *OffsetStore) apply(r *kgo.Record) {
+func (s *OffsetStore) apply(r Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r.Value == nil {

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/cdcd/cdcd/schema/jsonconv"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // State is a connector's or task's state as Connect reports it (AbstractStatus.State).
@@ -170,7 +169,7 @@ func appendNullableString(b []byte, s string) []byte {
 	return jsonconv.AppendJSONString(b, s)
 }
 
-func (s *StatusStore) apply(r *kgo.Record) {
+func (s *StatusStore) apply(r Record) {
 	key := string(r.Key)
 	if err := s.applyRecord(key, r.Value); err != nil {
 		s.logger.Warn("skipping status record", "offset", r.Offset, "err", &RecordError{Topic: r.Topic, Key: key, Reason: err.Error()})

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/cdcd/cdcd/connect/config"
+	kafkago "github.com/segmentio/kafka-go"
 )
 
 // Stores are a distributed worker's three internal topics.
@@ -14,13 +15,25 @@ type Stores struct {
 	Status  *StatusStore
 }
 
+// A StoresOption changes how OpenStores reaches Kafka.
+type StoresOption func(*LogConfig)
+
+// WithTransport sends every request of the three topics through t (see LogConfig.Transport).
+func WithTransport(t kafkago.RoundTripper) StoresOption {
+	return func(c *LogConfig) { c.Transport = t }
+}
+
 // OpenStores opens the topics a distributed worker config names, creating them with its partition
 // counts and replication factors when missing, in Connect's start order (offsets, statuses, configs),
 // each read to its end. onConfigChange is ConfigStoreConfig.OnChange (may be nil).
-func OpenStores(ctx context.Context, w *config.Worker, onConfigChange func(connector string), logger *slog.Logger) (*Stores, error) {
+func OpenStores(ctx context.Context, w *config.Worker, onConfigChange func(connector string), logger *slog.Logger, opts ...StoresOption) (*Stores, error) {
 	base := clientIDBase(w)
 	logCfg := func(suffix string, spec TopicSpec) LogConfig {
-		return LogConfig{Brokers: w.BootstrapServers, ClientID: base + suffix, Topic: spec, Logger: logger}
+		c := LogConfig{Brokers: w.BootstrapServers, ClientID: base + suffix, Topic: spec, Logger: logger}
+		for _, opt := range opts {
+			opt(&c)
+		}
+		return c
 	}
 	offsets, err := OpenOffsetStore(ctx, logCfg("-offsets", OffsetTopic(w.OffsetStorageTopic, w.OffsetStoragePartitions, w.OffsetStorageReplicationFactor)))
 	if err != nil {
@@ -51,7 +64,7 @@ func (s *Stores) Close() {
 }
 
 // MemberConfigFor fills a MemberConfig's Kafka and group settings from a distributed worker config;
-// the caller adds URL, Configs and OnAssignment.
+// the caller adds URL, Configs and OnAssignment, and Transport when the stores got one.
 func MemberConfigFor(w *config.Worker) MemberConfig {
 	return MemberConfig{
 		Brokers:                    w.BootstrapServers,

@@ -69,7 +69,7 @@ func TestTopicLogCreatesCompactedTopicAndReadsItsOwnWrites(t *testing.T) {
 	ctx := testContext(t)
 	topic := testenv.NewTopicPrefix(t) + "-status"
 	var seen []string
-	l, err := OpenLog(ctx, logConfig(brokers, StatusTopic(topic, 5, 1)), func(r *kgo.Record) { seen = append(seen, string(r.Key)) })
+	l, err := OpenLog(ctx, logConfig(brokers, StatusTopic(topic, 5, 1)), func(r Record) { seen = append(seen, string(r.Key)) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,15 +86,13 @@ func TestTopicLogCreatesCompactedTopicAndReadsItsOwnWrites(t *testing.T) {
 	if len(seen) != 2 {
 		t.Fatalf("read back %v", seen)
 	}
-	cl, _ := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	defer cl.Close()
-	if err := checkCleanupPolicy(ctx, cl, topic); err != nil {
+	if err := checkCleanupPolicy(ctx, l.cl, topic); err != nil {
 		t.Fatal(err)
 	}
 
 	// A second log on the same topic reads what is there before it returns.
 	var again int
-	l2, err := OpenLog(ctx, logConfig(brokers, StatusTopic(topic, 5, 1)), func(*kgo.Record) { again++ })
+	l2, err := OpenLog(ctx, logConfig(brokers, StatusTopic(topic, 5, 1)), func(Record) { again++ })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +111,7 @@ func TestExistingTopicsWithWrongSettingsAreRefused(t *testing.T) {
 
 	deleting := prefix + "-delete"
 	createPlainTopic(t, cl, deleting, 1, "delete")
-	_, err := OpenLog(ctx, logConfig(brokers, OffsetTopic(deleting, 1, 1)), func(*kgo.Record) {})
+	_, err := OpenLog(ctx, logConfig(brokers, OffsetTopic(deleting, 1, 1)), func(Record) {})
 	var te *TopicError
 	if !errors.As(err, &te) {
 		t.Fatalf("cleanup.policy=delete: err = %v, want a TopicError", err)

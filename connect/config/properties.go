@@ -217,6 +217,8 @@ func splitLogicalLine(line []rune) (key, value string, err error) {
 }
 
 // errMalformedUnicode carries Java's IllegalArgumentException text.
+//
+//lint:ignore ST1005 Java's text, to the letter
 var errMalformedUnicode = errors.New(`Malformed \uxxxx encoding.`)
 
 // unescapeProperty applies Properties.loadConvert. \u escapes are UTF-16

@@ -254,9 +254,6 @@ var placeholder = regexp.MustCompile(`\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}`)
 // Resolved is a configuration after placeholder substitution.
 type Resolved struct {
 	Values map[string]string
-	// FromProvider names the keys whose value had at least one placeholder
-	// replaced; Redact hides them.
-	FromProvider map[string]bool
 }
 
 // Resolve replaces ${provider:path:key} and ${provider:key} in every value,
@@ -286,39 +283,15 @@ func (ps Providers) Resolve(cfg map[string]string) (Resolved, error) {
 		}
 		found[pk] = data
 	}
-	res := Resolved{Values: make(map[string]string, len(cfg)), FromProvider: map[string]bool{}}
+	res := Resolved{Values: make(map[string]string, len(cfg))}
 	for k, v := range cfg {
-		replaced := false
 		res.Values[k] = placeholder.ReplaceAllStringFunc(v, func(match string) string {
 			m := placeholder.FindStringSubmatch(match)
 			if val, ok := found[pathKey{m[1], m[3]}][m[4]]; ok {
-				replaced = true
 				return val
 			}
 			return match
 		})
-		if replaced {
-			res.FromProvider[k] = true
-		}
 	}
 	return res, nil
-}
-
-// Redact returns cfg for logging: values of PASSWORD keys and values that
-// came from a config provider become "[hidden]", as Connect prints them.
-func Redact(cfg map[string]string, defs []configdef.Key, fromProvider map[string]bool) map[string]string {
-	secret := map[string]bool{}
-	for _, k := range defs {
-		if k.Type == configdef.PasswordType {
-			secret[k.Name] = true
-		}
-	}
-	out := make(map[string]string, len(cfg))
-	for k, v := range cfg {
-		if secret[k] || fromProvider[k] {
-			v = configdef.Hidden
-		}
-		out[k] = v
-	}
-	return out
 }

@@ -70,8 +70,6 @@ type Worker struct {
 	// Providers resolve placeholders in connector configs; the worker's own
 	// values are already resolved.
 	Providers Providers
-	// FromProvider names worker keys whose values came from a provider.
-	FromProvider map[string]bool
 
 	// Standalone only.
 	OffsetStorageFile string
@@ -156,10 +154,12 @@ func WorkerKeys(mode Mode) []configdef.Key {
 func listenersValidator(_ string, value any) error {
 	items, _ := value.([]string)
 	if len(items) == 0 {
+		//lint:ignore ST1005 Kafka's ListenersValidator text, to the letter
 		return errors.New("Invalid value for listeners, at least one URL is expected, ex: http://localhost:8080,https://localhost:8443.")
 	}
 	for _, it := range items {
 		if strings.TrimSpace(it) == "" {
+			//lint:ignore ST1005 Kafka's ListenersValidator text, to the letter
 			return errors.New("Empty URL found when parsing listeners list.")
 		}
 	}
@@ -220,7 +220,6 @@ func ParseWorker(props map[string]string, mode Mode) (*Worker, configdef.Result,
 	w := &Worker{
 		Mode:                  mode,
 		Providers:             providers,
-		FromProvider:          resolved.FromProvider,
 		KeyConverterConfig:    paramsWithPrefix(cfg, "key.converter."),
 		ValueConverterConfig:  paramsWithPrefix(cfg, "value.converter."),
 		HeaderConverterConfig: paramsWithPrefix(cfg, "header.converter."),

@@ -95,7 +95,7 @@ func TestParseWorkerDistributedAndProviders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.GroupID != "cluster-a" || !w.FromProvider["group.id"] || w.OffsetStoragePartitions != 25 ||
+	if w.GroupID != "cluster-a" || w.OffsetStoragePartitions != 25 ||
 		w.StatusStoragePartitions != 5 || w.OffsetStorageReplicationFactor != -1 || w.ConfigStorageReplicationFactor != 3 ||
 		w.HeartbeatInterval != 3*time.Second || w.SessionTimeout != 10*time.Second ||
 		w.RebalanceTimeout != time.Minute || w.ScheduledRebalanceMaxDelay != 5*time.Minute {

@@ -6,10 +6,10 @@
 // EncodeValue). Connect looks offsets up by the exact key bytes, so the bytes
 // must match Java's, including the order of object fields, which for
 // Debezium's java.util.HashMap maps is HashMap iteration order
-// (JavaHashMapOrder).
+// (javacompat.HashMapOrder).
 //
 // Standalone Connect (and Debezium Server) keeps these pairs in a file written
 // by org.apache.kafka.connect.storage.FileOffsetBackingStore: a Java-serialized
-// HashMap<byte[],byte[]>. ReadMap and WriteMap speak exactly that stream, and
-// FileStore keeps such a file durably.
+// HashMap<byte[],byte[]>. FileStore reads and writes exactly that stream and
+// keeps the file durably; Dump prints it.
 package offsets

@@ -9,8 +9,7 @@ import (
 
 func TestDump(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "offsets.dat")
-	var buf bytes.Buffer
-	err := WriteMap(&buf, []Entry{
+	data, err := appendMap(nil, []Entry{
 		{Key: []byte(`["pg",{"server":"b"}]`), Value: []byte(`{"lsn":2}`)},
 		{Key: []byte(`["pg",{"server":"a"}]`), Value: []byte(`{"lsn":1}`)},
 		{Key: []byte{0xff, 0x01}, Value: []byte("line\nbreak")},
@@ -19,7 +18,7 @@ func TestDump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/cdcd/cdcd/source/durable"
 )
 
 // FileStore is an offsets file in FileOffsetBackingStore's format, the
@@ -77,11 +78,11 @@ func (s *FileStore) Entries() []Entry {
 }
 
 // Put stores entries, later ones winning over earlier ones with the same key,
-// and returns once the file holds them durably: the new contents go to a
-// temporary file in the same directory, which is fsynced, renamed over the
-// file, and the directory is fsynced. A nil Value stores a tombstone, kept as
-// Java keeps it. On error the store is unchanged and the file holds either
-// its old contents or, if only the final directory sync failed, the new ones.
+// and returns once the file holds them durably (durable.WriteFile: a crash
+// leaves the old or the new contents; the file keeps its mode, or gets 0644
+// when new). A nil Value stores a tombstone, kept as Java keeps it. On error
+// the store is unchanged and the file holds either its old contents or, if
+// only the final directory sync failed, the new ones.
 //
 // Put blocks for the disk writes; concurrent Puts run one after another.
 func (s *FileStore) Put(entries []Entry) error {
@@ -104,7 +105,7 @@ func (s *FileStore) Put(entries []Entry) error {
 	if err != nil {
 		return fmt.Errorf("offsets file %s: %w", s.path, err)
 	}
-	if err := writeFileDurably(s.path, data); err != nil {
+	if err := durable.WriteFile(s.path, data, 0o644); err != nil {
 		return fmt.Errorf("offsets file %s: %w", s.path, err)
 	}
 
@@ -121,54 +122,4 @@ func sortedEntries(m map[string][]byte) []Entry {
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return bytes.Compare(a.Key, b.Key) })
 	return out
-}
-
-// writeFileDurably replaces path with data so that after a crash the file
-// holds either the old or the new contents, and after return the new ones
-// survive a crash. The file keeps its permissions, or gets 0644 when new.
-func writeFileDurably(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	mode := fs.FileMode(0o644)
-	if info, statErr := os.Stat(path); statErr == nil {
-		mode = info.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close() // a second Close after success is harmless and fails silently
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		_ = d.Close()
-		return err
-	}
-	return d.Close()
 }

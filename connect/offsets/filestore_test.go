@@ -1,7 +1,6 @@
 package offsets
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -101,11 +100,11 @@ func TestFileStorePutPersistsAndReopens(t *testing.T) {
 
 func TestFileStorePutKeepsFileMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "offsets.dat")
-	var buf bytes.Buffer
-	if err := WriteMap(&buf, nil); err != nil {
+	data, err := appendMap(nil, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s, err := OpenFile(path)

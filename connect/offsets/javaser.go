@@ -3,8 +3,9 @@ package offsets
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
+
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // Entry is one offset record: the key and value bytes Connect stores.
@@ -59,23 +60,12 @@ const (
 	maxClassDepth = 32
 )
 
-// WriteMap writes entries as ObjectOutputStream.writeObject writes a
+// appendMap appends entries as ObjectOutputStream.writeObject writes a
 // HashMap<byte[],byte[]> built with new HashMap<>() and one put per entry:
 // the bytes FileOffsetBackingStore.save produces. Entries are written in the
 // given order. Java's own order is the HashMap's iteration order, which for
 // byte[] keys follows identity hash codes and so differs from run to run; any
 // order reads back as the same map. Keys must be distinct and non-nil.
-func WriteMap(w io.Writer, entries []Entry) error {
-	b, err := appendMap(nil, entries)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(b); err != nil {
-		return fmt.Errorf("write offsets map: %w", err)
-	}
-	return nil
-}
-
 func appendMap(b []byte, entries []Entry) ([]byte, error) {
 	b = binary.BigEndian.AppendUint16(b, streamMagic)
 	b = binary.BigEndian.AppendUint16(b, streamVersion)
@@ -95,7 +85,7 @@ func appendMap(b []byte, entries []Entry) ([]byte, error) {
 
 	// defaultWriteObject: the field values. An empty new HashMap<>() has no
 	// table yet, so its threshold is still 0.
-	capacity := javaHashMapCapacity(len(entries))
+	capacity := javacompat.HashMapCapacity(len(entries))
 	threshold := 0
 	if len(entries) > 0 {
 		threshold = capacity / 4 * 3
@@ -154,20 +144,6 @@ func appendMap(b []byte, entries []Entry) ([]byte, error) {
 func appendUTF(b []byte, s string) []byte {
 	b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
 	return append(b, s...)
-}
-
-// ReadMap reads a Java-serialized HashMap<byte[],byte[]>, as
-// FileOffsetBackingStore writes it, and returns its entries in stream order.
-// It accepts what any ObjectOutputStream produces for such a map (back
-// references, block data split anywhere, a reset before the map); anything
-// else, including trailing bytes and null keys, is a *FormatError. Java's
-// FileOffsetBackingStore treats a truncated file as empty; ReadMap reports it.
-func ReadMap(r io.Reader) ([]Entry, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read offsets map: %w", err)
-	}
-	return decodeMap(data)
 }
 
 // classDesc is a class descriptor read from the stream.
@@ -281,6 +257,12 @@ func (d *decoder) handle() (any, error) {
 	return d.handles[i], nil
 }
 
+// decodeMap reads a Java-serialized HashMap<byte[],byte[]>, as
+// FileOffsetBackingStore writes it, and returns its entries in stream order.
+// It accepts what any ObjectOutputStream produces for such a map (back
+// references, block data split anywhere, a reset before the map); anything
+// else, including trailing bytes and null keys, is a *FormatError. Java's
+// FileOffsetBackingStore treats a truncated file as empty; decodeMap reports it.
 func decodeMap(data []byte) ([]Entry, error) {
 	d := &decoder{buf: data}
 	magic, err := d.u16()

@@ -70,11 +70,11 @@ func formatEntries(entries []Entry) string {
 	return sb.String()
 }
 
-func TestReadMapJavaFixtures(t *testing.T) {
+func TestDecodeMapJavaFixtures(t *testing.T) {
 	for _, name := range fixtureNames {
 		t.Run(name, func(t *testing.T) {
 			data, want := readFixture(t, name)
-			got, err := ReadMap(bytes.NewReader(data))
+			got, err := decodeMap(data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,9 +85,9 @@ func TestReadMapJavaFixtures(t *testing.T) {
 	}
 }
 
-func TestReadMapDistinguishesNullFromEmptyValue(t *testing.T) {
+func TestDecodeMapDistinguishesNullFromEmptyValue(t *testing.T) {
 	data, _ := readFixture(t, "many")
-	entries, err := ReadMap(bytes.NewReader(data))
+	entries, err := decodeMap(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestReadMapDistinguishesNullFromEmptyValue(t *testing.T) {
 		}
 	}
 	data, _ = readFixture(t, "null-value")
-	entries, err = ReadMap(bytes.NewReader(data))
+	entries, err = decodeMap(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,24 +106,24 @@ func TestReadMapDistinguishesNullFromEmptyValue(t *testing.T) {
 	}
 }
 
-// TestWriteMapMatchesJavaBytes writes each fixture's entries in Java's order
+// TestAppendMapMatchesJavaBytes writes each fixture's entries in Java's order
 // and expects Java's bytes exactly: same handles, sizing fields and layout.
-func TestWriteMapMatchesJavaBytes(t *testing.T) {
+func TestAppendMapMatchesJavaBytes(t *testing.T) {
 	for _, name := range fixtureNames {
 		t.Run(name, func(t *testing.T) {
 			data, entries := readFixture(t, name)
-			var buf bytes.Buffer
-			if err := WriteMap(&buf, entries); err != nil {
+			b, err := appendMap(nil, entries)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(buf.Bytes(), data) {
-				t.Fatalf("bytes differ from Java's\ngot  %x\nwant %x", buf.Bytes(), data)
+			if !bytes.Equal(b, data) {
+				t.Fatalf("bytes differ from Java's\ngot  %x\nwant %x", b, data)
 			}
 		})
 	}
 }
 
-func TestWriteMapRoundTrip(t *testing.T) {
+func TestAppendMapRoundTrip(t *testing.T) {
 	entries := []Entry{
 		{Key: []byte("a"), Value: []byte("1")},
 		{Key: []byte{}, Value: []byte{}},
@@ -133,11 +133,11 @@ func TestWriteMapRoundTrip(t *testing.T) {
 	for i := range 30 {
 		entries = append(entries, Entry{Key: fmt.Appendf(nil, "key-%d", i), Value: fmt.Appendf(nil, "value-%d", i)})
 	}
-	var buf bytes.Buffer
-	if err := WriteMap(&buf, entries); err != nil {
+	b, err := appendMap(nil, entries)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadMap(&buf)
+	got, err := decodeMap(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,25 +146,24 @@ func TestWriteMapRoundTrip(t *testing.T) {
 	}
 }
 
-func TestWriteMapRejectsNilKey(t *testing.T) {
-	if err := WriteMap(&bytes.Buffer{}, []Entry{{Key: nil, Value: []byte("x")}}); err == nil {
+func TestAppendMapRejectsNilKey(t *testing.T) {
+	if _, err := appendMap(nil, []Entry{{Key: nil, Value: []byte("x")}}); err == nil {
 		t.Fatal("nil key written")
 	}
 }
 
 // blockOffset is where HashMap.writeObject's block data (bucket count and
-// size) starts in a stream from WriteMap.
+// size) starts in a stream from appendMap.
 const blockOffset = 71
 
-// oneEntryStream is the "one" fixture's layout from WriteMap, taken apart so
+// oneEntryStream is the "one" fixture's layout from appendMap, taken apart so
 // tests can rebuild it with other framings ObjectOutputStream may produce.
 func oneEntryStream(t *testing.T) (head, block, rest []byte) {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := WriteMap(&buf, []Entry{{Key: []byte("k"), Value: []byte("v")}}); err != nil {
+	b, err := appendMap(nil, []Entry{{Key: []byte("k"), Value: []byte("v")}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	b := buf.Bytes()
 	if b[blockOffset] != tcBlockData || b[blockOffset+1] != 8 {
 		t.Fatalf("no block data at %d: %x", blockOffset, b)
 	}
@@ -173,7 +172,7 @@ func oneEntryStream(t *testing.T) (head, block, rest []byte) {
 
 func concat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
-func TestReadMapAcceptsOtherValidFramings(t *testing.T) {
+func TestDecodeMapAcceptsOtherValidFramings(t *testing.T) {
 	head, block, rest := oneEntryStream(t)
 	long := binary.BigEndian.AppendUint32([]byte{tcBlockDataLong}, 8)
 	// The entry's value written as a back reference to the key array, whose
@@ -191,7 +190,7 @@ func TestReadMapAcceptsOtherValidFramings(t *testing.T) {
 	}
 	for name, stream := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := ReadMap(bytes.NewReader(stream))
+			got, err := decodeMap(stream)
 			if err != nil {
 				t.Fatalf("%v\nstream %x", err, stream)
 			}
@@ -209,7 +208,7 @@ func TestReadMapAcceptsOtherValidFramings(t *testing.T) {
 	}
 }
 
-func TestReadMapRejects(t *testing.T) {
+func TestDecodeMapRejects(t *testing.T) {
 	head, block, rest := oneEntryStream(t)
 	valid := concat(head, []byte{tcBlockData, 8}, block, rest)
 	replace := func(old, new string) []byte {
@@ -245,7 +244,7 @@ func TestReadMapRejects(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := ReadMap(bytes.NewReader(c.stream))
+			_, err := decodeMap(c.stream)
 			var fe *FormatError
 			if !errors.As(err, &fe) {
 				t.Fatalf("error %v, want a *FormatError", err)
@@ -257,16 +256,16 @@ func TestReadMapRejects(t *testing.T) {
 	}
 }
 
-func TestReadMapRejectsEveryTruncation(t *testing.T) {
+func TestDecodeMapRejectsEveryTruncation(t *testing.T) {
 	data, _ := readFixture(t, "many")
 	for n := range len(data) {
-		if _, err := ReadMap(bytes.NewReader(data[:n])); err == nil {
+		if _, err := decodeMap(data[:n]); err == nil {
 			t.Fatalf("prefix of %d bytes accepted", n)
 		}
 	}
 }
 
-func FuzzReadMap(f *testing.F) {
+func FuzzDecodeMap(f *testing.F) {
 	for _, name := range fixtureNames {
 		data, err := os.ReadFile("testdata/fixtures/" + name + ".ser")
 		if err != nil {
@@ -275,16 +274,16 @@ func FuzzReadMap(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		entries, err := ReadMap(bytes.NewReader(data))
+		entries, err := decodeMap(data)
 		if err != nil {
 			return
 		}
 		// Whatever was accepted must survive our own writer.
-		var buf bytes.Buffer
-		if err := WriteMap(&buf, entries); err != nil {
+		b, err := appendMap(nil, entries)
+		if err != nil {
 			t.Fatalf("accepted entries cannot be written: %v", err)
 		}
-		again, err := ReadMap(&buf)
+		again, err := decodeMap(b)
 		if err != nil {
 			t.Fatalf("rewritten stream rejected: %v", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cdcd/cdcd/schema/jsonconv"
 	"io"
 	"maps"
 	"math"
@@ -14,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cdcd/cdcd/schema/javacompat"
+	"github.com/cdcd/cdcd/schema/jsonconv"
 )
 
 // Field is one entry of an offset or partition map.
@@ -42,9 +44,10 @@ func (f Fields) Map() map[string]any {
 // primitives (see EncodeValue).
 //
 // Debezium's partition maps are java.util.HashMaps, so their fields are
-// written in JavaHashMapOrder. A Go map carries no insertion order, so keys
-// are taken as put in sorted order; that matters only for keys that share a
-// hash bucket, which the partition keys of Debezium's connectors do not.
+// written in javacompat.HashMapOrder. A Go map carries no insertion order,
+// so keys are taken as put in sorted order; that matters only for keys that
+// share a hash bucket, which the partition keys of Debezium's connectors do
+// not.
 func Key(connector string, partition map[string]any) ([]byte, error) {
 	if !utf8.ValidString(connector) {
 		return nil, fmt.Errorf("offset key: %w", &JSONError{Reason: fmt.Sprintf("connector name %q is not valid UTF-8", connector)})
@@ -66,9 +69,9 @@ func Key(connector string, partition map[string]any) ([]byte, error) {
 }
 
 // EncodeValue returns the offset value Connect writes for an offset map: its
-// compact JSON object, fields in JavaHashMapOrder. Pass the fields in the
-// order the Debezium connector puts them into its HashMap: keys that share a
-// bucket are written in put order, and Debezium's offset keys do share
+// compact JSON object, fields in javacompat.HashMapOrder. Pass the fields in
+// the order the Debezium connector puts them into its HashMap: keys that share
+// a bucket are written in put order, and Debezium's offset keys do share
 // buckets (MySQL's "event" and "server_id", for one). Fields from DecodeValue
 // re-encode to the bytes they came from. Nil fields encode as nil, Connect's
 // tombstone.
@@ -127,31 +130,25 @@ func DecodeValue(value []byte) (Fields, error) {
 }
 
 // appendObject writes fields, given in put order, as a JSON object in
-// JavaHashMapOrder. Nil fields are JSON null; repeated names keep the first
-// position and the last value, as repeated puts do.
+// javacompat.HashMapOrder. Nil fields are JSON null; repeated names keep the
+// first position and the last value, as repeated puts do.
 func appendObject(b []byte, fields Fields) ([]byte, error) {
 	if fields == nil {
 		return append(b, "null"...), nil
 	}
-	names := make([]string, len(fields))
-	values := make(map[string]any, len(fields))
-	for i, f := range fields {
-		names[i] = f.Name
-		values[f.Name] = f.Value
-	}
 	b = append(b, '{')
-	for i, name := range JavaHashMapOrder(names) {
+	for i, f := range javacompat.HashMapOrderFunc(fields, func(f Field) string { return f.Name }) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if !utf8.ValidString(name) {
-			return nil, &JSONError{Reason: fmt.Sprintf("field name %q is not valid UTF-8", name)}
+		if !utf8.ValidString(f.Name) {
+			return nil, &JSONError{Reason: fmt.Sprintf("field name %q is not valid UTF-8", f.Name)}
 		}
-		b = jsonconv.AppendJSONString(b, name)
+		b = jsonconv.AppendJSONString(b, f.Name)
 		b = append(b, ':')
 		var err error
-		if b, err = appendPrimitive(b, values[name]); err != nil {
-			return nil, fmt.Errorf("field %q: %w", name, err)
+		if b, err = appendPrimitive(b, f.Value); err != nil {
+			return nil, fmt.Errorf("field %q: %w", f.Name, err)
 		}
 	}
 	return append(b, '}'), nil
@@ -220,7 +217,7 @@ func appendJavaFloat(b []byte, f float64, bitSize int) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil, &JSONError{Reason: fmt.Sprintf("%v is not a JSON number", f)}
 	}
-	return jsonconv.AppendJavaDouble(b, f, bitSize), nil
+	return javacompat.AppendDouble(b, f, bitSize), nil
 }
 
 // decodeJSON unmarshals exactly one JSON value, keeping numbers as

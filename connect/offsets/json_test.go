@@ -1,14 +1,10 @@
 package offsets
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -103,37 +99,6 @@ func TestEncodeValueNilIsTombstone(t *testing.T) {
 	got, err := EncodeValue(nil)
 	if err != nil || got != nil {
 		t.Fatalf("got %q, %v; want nil", got, err)
-	}
-}
-
-// TestJavaDoubleToString checks float formatting against Double.toString of
-// Java 25 (testdata/java/Vectors.java), whose shortest-digits algorithm every
-// JDK since 19 uses. JDK 17 differs in rare cases such as 2.0E23.
-func TestJavaDoubleToString(t *testing.T) {
-	f, err := os.Open("testdata/java_doubles.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	n := 0
-	for sc.Scan() {
-		n++
-		bitsHex, want, _ := strings.Cut(sc.Text(), "\t")
-		bits, err := strconv.ParseUint(bitsHex, 16, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := appendJavaFloat(nil, math.Float64frombits(bits), 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != want {
-			t.Errorf("line %d: %s: got %s, want %s", n, bitsHex, got, want)
-		}
-	}
-	if n < 1000 {
-		t.Fatalf("only %d vectors", n)
 	}
 }
 

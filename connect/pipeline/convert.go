@@ -1,4 +1,4 @@
-package connect
+package pipeline
 
 import (
 	"fmt"
@@ -33,24 +33,25 @@ func (c ignoreTopic) Encode(_ string, s *schema.Schema, v any) ([]byte, error) {
 	return c.topicFreeConverter.Encode(s, v)
 }
 
-// recordEncoder converts events with the worker's key, value and header converters.
-type recordEncoder struct {
-	key, value Converter
+// RecordEncoder converts events with the worker's key, value and header converters.
+type RecordEncoder struct {
+	// Key and Value are the key.converter and value.converter.
+	Key, Value Converter
 	header     topicFreeConverter
 }
 
-var _ Encoder = recordEncoder{}
+var _ Encoder = (*RecordEncoder)(nil)
 
-func (e recordEncoder) Encode(ev *source.Event) (sink.Record, error) {
+func (e *RecordEncoder) Encode(ev *source.Event) (sink.Record, error) {
 	rec := sink.Record{Topic: ev.Topic, Time: ev.Timestamp}
 	var err error
 	if ev.KeySchema != nil || ev.Key != nil {
-		if rec.Key, err = e.key.Encode(ev.Topic, ev.KeySchema, ev.Key); err != nil {
+		if rec.Key, err = e.Key.Encode(ev.Topic, ev.KeySchema, ev.Key); err != nil {
 			return rec, fmt.Errorf("key: %w", err)
 		}
 	}
 	if ev.ValueSchema != nil || ev.Value != nil {
-		if rec.Value, err = e.value.Encode(ev.Topic, ev.ValueSchema, ev.Value); err != nil {
+		if rec.Value, err = e.Value.Encode(ev.Topic, ev.ValueSchema, ev.Value); err != nil {
 			return rec, fmt.Errorf("value: %w", err)
 		}
 	}
@@ -64,10 +65,10 @@ func (e recordEncoder) Encode(ev *source.Event) (sink.Record, error) {
 	return rec, nil
 }
 
-// newRecordEncoder builds the worker's converters. cdcd implements JsonConverter and Confluent's
+// NewRecordEncoder builds the worker's converters. cdcd implements JsonConverter and Confluent's
 // AvroConverter for keys and values, and SimpleHeaderConverter or JsonConverter for headers; the worker
 // config refuses other classes.
-func newRecordEncoder(cfg *config.Worker) (Encoder, error) {
+func NewRecordEncoder(cfg *config.Worker) (*RecordEncoder, error) {
 	key, err := newConverter("key.converter", cfg.KeyConverter, cfg.KeyConverterConfig)
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func newRecordEncoder(cfg *config.Worker) (Encoder, error) {
 			return nil, err
 		}
 	}
-	return recordEncoder{key: key, value: value, header: header}, nil
+	return &RecordEncoder{Key: key, Value: value, header: header}, nil
 }
 
 // newConverter builds the key.converter or value.converter named by key from its class and settings.

@@ -1,4 +1,4 @@
-package connect
+package pipeline
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func avroWorkerConfig(t *testing.T, extra map[string]string) *config.Worker {
 func TestAvroConverterEncodesDebeziumEnvelope(t *testing.T) {
 	reg := srfake.New()
 	t.Cleanup(reg.Close)
-	enc, err := newRecordEncoder(avroWorkerConfig(t, map[string]string{
+	enc, err := NewRecordEncoder(avroWorkerConfig(t, map[string]string{
 		"key.converter.schema.registry.url":   reg.URL(),
 		"value.converter.schema.registry.url": reg.URL(),
 	}))
@@ -106,7 +106,7 @@ func framed(id int, body ...byte) []byte {
 }
 
 func TestAvroConverterSettingsAreChecked(t *testing.T) {
-	_, err := newRecordEncoder(avroWorkerConfig(t, map[string]string{
+	_, err := NewRecordEncoder(avroWorkerConfig(t, map[string]string{
 		"key.converter.schema.registry.url":           "http://127.0.0.1:1",
 		"value.converter.schema.registry.url":         "http://127.0.0.1:1",
 		"value.converter.value.subject.name.strategy": "TopicNameStrategy",
@@ -114,7 +114,7 @@ func TestAvroConverterSettingsAreChecked(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "value.converter") || !strings.Contains(err.Error(), "value.subject.name.strategy") {
 		t.Errorf("got %v, want an error naming value.converter and the setting", err)
 	}
-	_, err = newRecordEncoder(avroWorkerConfig(t, map[string]string{"value.converter.schema.registry.url": "http://127.0.0.1:1"}))
+	_, err = NewRecordEncoder(avroWorkerConfig(t, map[string]string{"value.converter.schema.registry.url": "http://127.0.0.1:1"}))
 	if err == nil || !strings.Contains(err.Error(), "key.converter") || !strings.Contains(err.Error(), "schema.registry.url") {
 		t.Errorf("got %v, want an error naming key.converter's missing schema.registry.url", err)
 	}
@@ -124,7 +124,7 @@ func TestAvroConverterSettingsAreChecked(t *testing.T) {
 // the producer stamps the record.
 func TestEncoderCarriesEventTimestamp(t *testing.T) {
 	cfg := avroWorkerConfig(t, map[string]string{"key.converter": config.JSONConverter, "value.converter": config.JSONConverter})
-	enc, err := newRecordEncoder(cfg)
+	enc, err := NewRecordEncoder(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

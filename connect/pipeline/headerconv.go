@@ -1,4 +1,4 @@
-package connect
+package pipeline
 
 import (
 	"encoding/base64"
@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/cdcd/cdcd/schema"
-	"github.com/cdcd/cdcd/schema/jsonconv"
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // simpleHeaderConverter is Connect's default header.converter, SimpleHeaderConverter: a header value is
@@ -43,9 +43,9 @@ func appendConnectString(b *strings.Builder, v any, embedded bool) error {
 	case int64:
 		b.WriteString(strconv.FormatInt(x, 10))
 	case float32:
-		b.Write(jsonconv.AppendJavaDouble(nil, float64(x), 32))
+		b.WriteString(javacompat.FormatDouble(float64(x), 32))
 	case float64:
-		b.Write(jsonconv.AppendJavaDouble(nil, x, 64))
+		b.WriteString(javacompat.FormatDouble(x, 64))
 	case string:
 		if embedded {
 			b.WriteByte('"')
@@ -100,45 +100,12 @@ func appendConnectString(b *strings.Builder, v any, embedded bool) error {
 		}
 		b.WriteByte('}')
 	case schema.Decimal:
-		// BigDecimal.toString.
-		b.WriteString(javaBigDecimalString(x))
+		if x.Unscaled == nil { // no BigDecimal to print (jsonconv refuses it too)
+			return fmt.Errorf("header value is a Decimal without an unscaled value")
+		}
+		b.WriteString(javacompat.FormatBigDecimal(x.Unscaled, x.Scale))
 	default:
 		return fmt.Errorf("header value of type %T cannot be written by SimpleHeaderConverter", v)
 	}
 	return nil
-}
-
-// javaBigDecimalString renders a decimal as BigDecimal.toString does: plain when the scale is not negative
-// and the adjusted exponent is at least -6, scientific otherwise.
-func javaBigDecimalString(d schema.Decimal) string {
-	digits := d.Unscaled.String()
-	neg := strings.HasPrefix(digits, "-")
-	digits = strings.TrimPrefix(digits, "-")
-	scale := int(d.Scale)
-	adjusted := len(digits) - 1 - scale
-	var s string
-	switch {
-	case scale >= 0 && adjusted >= -6:
-		if scale == 0 {
-			s = digits
-		} else if len(digits) > scale {
-			s = digits[:len(digits)-scale] + "." + digits[len(digits)-scale:]
-		} else {
-			s = "0." + strings.Repeat("0", scale-len(digits)) + digits
-		}
-	default:
-		s = digits[:1]
-		if len(digits) > 1 {
-			s += "." + digits[1:]
-		}
-		s += "E"
-		if adjusted >= 0 {
-			s += "+"
-		}
-		s += strconv.Itoa(adjusted)
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
 }

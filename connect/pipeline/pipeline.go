@@ -1,7 +1,7 @@
-// Package connect is cdcd's Kafka Connect-compatible worker runtime: it runs connectors as Connect runs source
-// tasks, converts their events with the worker's converters, produces them to Kafka and records their offsets
-// in Connect's formats.
-package connect
+// Package pipeline is the runtime's data path: it moves one task's batches from its reader through the
+// transforms and the worker's converters to its sink, and records offsets only behind the sink's
+// acknowledgements. The control plane (package connect) builds a Pipeline per task and runs it.
+package pipeline
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cdcd/cdcd/connect/transforms"
@@ -61,8 +60,6 @@ type Pipeline struct {
 	// value is Connect's default, errors.tolerance=none.
 	Errors ErrorHandling
 	Log    *slog.Logger
-
-	skipped atomic.Uint64
 }
 
 // Run runs until ctx is cancelled or a part fails. On the way out it records the offset of everything Kafka
@@ -204,7 +201,7 @@ func (p *Pipeline) commit(tr *tracker) error {
 // ErrorHandling is how a connector treats a record that a transform or a converter fails on: Connect's
 // errors.tolerance, errors.log.enable and errors.log.include.messages. The zero value is Connect's default.
 type ErrorHandling struct {
-	// TolerateAll is errors.tolerance=all: the record is skipped (and counted) and the task goes on. With
+	// TolerateAll is errors.tolerance=all: the record is skipped and the task goes on. With
 	// none, the task fails naming the record's topic and key and the failing transform or converter.
 	TolerateAll bool
 	// Log is errors.log.enable: each tolerated failure is logged at ERROR, without the record's content.
@@ -242,10 +239,6 @@ const (
 	stageConversion     = "CONVERSION"
 )
 
-// SkippedRecords is how many records errors.tolerance=all skipped since the pipeline was built (Connect's
-// total-records-skipped).
-func (p *Pipeline) SkippedRecords() uint64 { return p.skipped.Load() }
-
 // recordFailed applies errors.tolerance to a record a transform or converter failed on: nil means skip it,
 // otherwise the error ends the run. A schema registry that could not be reached is not the record's fault:
 // that error ends the run whatever the tolerance, and the task restarts from its durable offset.
@@ -262,7 +255,6 @@ func (p *Pipeline) recordFailed(stage string, ev *source.Event, err error, at so
 		return source.Fatal(fmt.Errorf("tolerance exceeded in error handler (errors.tolerance=none): stage %s (%s) failed on a record for topic %s with key %s (batch ending at %v): %w",
 			stage, class, ev.Topic, recordKeyString(ev), at, err))
 	}
-	p.skipped.Add(1)
 	if p.Errors.Log {
 		attrs := []any{"stage", stage, "class", class, "error", err}
 		if p.Errors.LogRecords {

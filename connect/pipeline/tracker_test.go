@@ -1,4 +1,4 @@
-package connect
+package pipeline
 
 import (
 	"context"

@@ -261,8 +261,10 @@ func scalar(v json.RawMessage) (s string, isNull bool, err error) {
 	case bool:
 		return strconv.FormatBool(t), false, nil
 	case []any:
+		//lint:ignore ST1005 Jackson's words: the caller completes "Cannot deserialize value of type … from Array value"
 		return "", false, errors.New("Array value")
 	}
+	//lint:ignore ST1005 Jackson's words, as above
 	return "", false, errors.New("Object value")
 }
 

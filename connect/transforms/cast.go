@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/schema"
-	"github.com/cdcd/cdcd/schema/jsonconv"
+	"github.com/cdcd/cdcd/schema/javacompat"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -314,24 +314,24 @@ func parseCastString(s string, target schema.Type) (any, error) {
 	switch target {
 	case schema.Int8:
 		var n int64
-		n, err = parseJavaInteger(s, 8)
+		n, err = javacompat.ParseInteger(s, 8)
 		out = int8(n)
 	case schema.Int16:
 		var n int64
-		n, err = parseJavaInteger(s, 16)
+		n, err = javacompat.ParseInteger(s, 16)
 		out = int16(n)
 	case schema.Int32:
 		var n int64
-		n, err = parseJavaInteger(s, 32)
+		n, err = javacompat.ParseInteger(s, 32)
 		out = int32(n)
 	case schema.Int64:
-		out, err = parseJavaInteger(s, 64)
+		out, err = javacompat.ParseInteger(s, 64)
 	case schema.Float32:
 		var f float64
-		f, err = parseJavaDouble(s, 32)
+		f, err = javacompat.ParseDouble(s, 32)
 		out = float32(f)
 	default:
-		out, err = parseJavaDouble(s, 64)
+		out, err = javacompat.ParseDouble(s, 64)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("value (%s) was out of range for requested data type: %w", s, err)
@@ -350,13 +350,13 @@ func castToString(v any) (string, error) {
 		l, _ := javaLong(x)
 		return strconv.FormatInt(l, 10), nil
 	case float32:
-		return string(jsonconv.AppendJavaDouble(nil, float64(x), 32)), nil
+		return javacompat.FormatDouble(float64(x), 32), nil
 	case float64:
-		return string(jsonconv.AppendJavaDouble(nil, x, 64)), nil
+		return javacompat.FormatDouble(x, 64), nil
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x), nil
 	case schema.Decimal:
-		return javaBigDecimalString(x), nil
+		return javacompat.FormatBigDecimal(x.Unscaled, x.Scale), nil
 	case time.Time:
 		return javaDateString(x), nil
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -99,8 +100,8 @@ func parseConnectLiteral(literal string) (*schema.Schema, any, error) {
 		}
 	}
 	if numeric {
-		if d, err := parseJavaBigDecimal(token); err == nil {
-			sch, v := connectNumber(d)
+		if unscaled, scale, err := javacompat.ParseBigDecimal(token); err == nil {
+			sch, v := connectNumber(schema.Decimal{Unscaled: unscaled, Scale: scale})
 			return sch, v, nil
 		}
 	}

@@ -265,7 +265,7 @@ func (f *javaDateFormat) parse(text string) (time.Time, error) {
 			idx, used = matchName(rest, monthNames)
 			month = idx + 1
 		case 'E':
-			idx, used = matchName(rest, dayNames)
+			_, used = matchName(rest, dayNames)
 		case 'a':
 			idx, used = matchName(rest, []string{"AM", "PM"})
 			pm = idx

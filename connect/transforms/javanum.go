@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"regexp"
-	"strconv"
-	"strings"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // Java's number conversions, as Cast and MaskField apply them to Connect values.
@@ -27,9 +25,9 @@ func javaLong(v any) (int64, bool) {
 	case int64:
 		return x, true
 	case float32:
-		return javaFloatToLong(float64(x)), true
+		return javacompat.DoubleToLong(float64(x)), true
 	case float64:
-		return javaFloatToLong(x), true
+		return javacompat.DoubleToLong(x), true
 	case schema.Decimal:
 		i := decimalIntegerPart(x)
 		return int64(new(big.Int).And(i, big.NewInt(0).SetUint64(math.MaxUint64)).Uint64()), true
@@ -42,36 +40,12 @@ func javaLong(v any) (int64, bool) {
 func javaInt(v any) (int32, bool) {
 	switch x := v.(type) {
 	case float32:
-		return javaFloatToInt(float64(x)), true
+		return javacompat.DoubleToInt(float64(x)), true
 	case float64:
-		return javaFloatToInt(x), true
+		return javacompat.DoubleToInt(x), true
 	}
 	l, ok := javaLong(v)
 	return int32(l), ok
-}
-
-func javaFloatToLong(f float64) int64 {
-	switch {
-	case math.IsNaN(f):
-		return 0
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(f)
-}
-
-func javaFloatToInt(f float64) int32 {
-	switch {
-	case math.IsNaN(f):
-		return 0
-	case f >= math.MaxInt32:
-		return math.MaxInt32
-	case f <= math.MinInt32:
-		return math.MinInt32
-	}
-	return int32(f)
 }
 
 // javaDouble is Number.doubleValue.
@@ -126,83 +100,15 @@ func abs32(x int32) int32 {
 	return x
 }
 
-// javaIntegerSyntax is what Byte/Short/Integer/Long.parseLong accept in base 10.
-var javaIntegerSyntax = regexp.MustCompile(`^[+-]?[0-9]+$`)
-
-// parseJavaInteger is Long.parseLong (bits=64), Integer.parseInt (32), Short.parseShort (16) or
-// Byte.parseByte (8): a NumberFormatException becomes an error.
-func parseJavaInteger(s string, bits int) (int64, error) {
-	if !javaIntegerSyntax.MatchString(s) {
-		return 0, fmt.Errorf("for input string: %q", s)
-	}
-	n, err := strconv.ParseInt(s, 10, bits)
-	if err != nil {
-		return 0, fmt.Errorf("value out of range. Value:%q Radix:10", s)
-	}
-	return n, nil
-}
-
-// javaFloatSyntax is Double.parseDouble's decimal syntax (after trimming): digits with an optional point
-// and exponent, an optional f/F/d/D suffix, or NaN and Infinity.
-var javaFloatSyntax = regexp.MustCompile(`^[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[fFdD]?)$`)
-
-// parseJavaDouble is Double.parseDouble (bits=64) or Float.parseFloat (32). Hexadecimal floating-point
-// literals are not accepted.
-func parseJavaDouble(s string, bits int) (float64, error) {
-	t := strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
-	if !javaFloatSyntax.MatchString(t) {
-		return 0, fmt.Errorf("for input string: %q", s)
-	}
-	t = strings.TrimRight(t, "fFdD")
-	switch strings.TrimLeft(t, "+-") {
-	case "NaN":
-		return math.NaN(), nil
-	case "Infinity":
-		if strings.HasPrefix(t, "-") {
-			return math.Inf(-1), nil
-		}
-		return math.Inf(1), nil
-	}
-	f, err := strconv.ParseFloat(t, bits)
-	if err != nil && !strings.Contains(err.Error(), "range") { // Java overflows to infinity, as ParseFloat does
-		return 0, fmt.Errorf("for input string: %q", s)
-	}
-	return f, nil
-}
-
-// javaBigDecimalSyntax is the BigDecimal(String) constructor's syntax.
-var javaBigDecimalSyntax = regexp.MustCompile(`^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$`)
-
-// parseJavaBigDecimal is new BigDecimal(String): the scale is the number of fraction digits minus the
-// exponent.
-func parseJavaBigDecimal(s string) (schema.Decimal, error) {
-	m := javaBigDecimalSyntax.FindStringSubmatch(s)
-	if m == nil || m[2]+m[3] == "" {
-		return schema.Decimal{}, fmt.Errorf("character array is missing \"exponent\" mark 'e' or 'E' or is not a number: %q", s)
-	}
-	unscaled, _ := new(big.Int).SetString(m[1]+m[2]+m[3], 10)
-	scale := int64(len(m[3]))
-	if m[4] != "" {
-		exp, err := strconv.ParseInt(m[4], 10, 32)
-		if err != nil {
-			return schema.Decimal{}, fmt.Errorf("exponent overflow: %q", s)
-		}
-		scale -= exp
-	}
-	if scale > math.MaxInt32 || scale < math.MinInt32 {
-		return schema.Decimal{}, fmt.Errorf("scale out of range: %q", s)
-	}
-	return schema.Decimal{Unscaled: unscaled, Scale: int32(scale)}, nil
-}
-
 // javaParseNumberAs converts a string to the class of like (a Connect numeric value) as Connect's
 // Values.convertTo{Byte,Short,Integer,Long,Float,Double} do: new BigDecimal(s), then its longValue narrowed
 // like a Java cast, or its doubleValue.
 func javaParseNumberAs(s string, like any) (any, error) {
-	d, err := parseJavaBigDecimal(s)
+	unscaled, scale, err := javacompat.ParseBigDecimal(s)
 	if err != nil {
 		return nil, fmt.Errorf("unable to convert %s (class java.lang.String) to a number", s)
 	}
+	d := schema.Decimal{Unscaled: unscaled, Scale: scale}
 	switch like.(type) {
 	case float32, float64:
 		f, _ := javaDouble(d)
@@ -242,35 +148,4 @@ func okOrErr(ok bool, v any) error {
 		return nil
 	}
 	return fmt.Errorf("unexpected type in Cast transformation: class %s", javaClassName(v))
-}
-
-// javaBigDecimalString is BigDecimal.toString: plain notation when the scale is not negative and the
-// adjusted exponent is at least -6, scientific notation otherwise.
-func javaBigDecimalString(d schema.Decimal) string {
-	digits := new(big.Int).Abs(d.Unscaled).String()
-	sign := ""
-	if d.Unscaled.Sign() < 0 {
-		sign = "-"
-	}
-	scale := int(d.Scale)
-	adjusted := len(digits) - 1 - scale
-	if scale >= 0 && adjusted >= -6 {
-		switch {
-		case scale == 0:
-			return sign + digits
-		case len(digits) > scale:
-			return sign + digits[:len(digits)-scale] + "." + digits[len(digits)-scale:]
-		default:
-			return sign + "0." + strings.Repeat("0", scale-len(digits)) + digits
-		}
-	}
-	mantissa := digits[:1]
-	if len(digits) > 1 {
-		mantissa += "." + digits[1:]
-	}
-	exp := strconv.Itoa(adjusted)
-	if adjusted >= 0 {
-		exp = "+" + exp
-	}
-	return sign + mantissa + "E" + exp
 }

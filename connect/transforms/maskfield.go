@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -142,12 +143,12 @@ func maskWithReplacement(v any, replacement string) (any, error) {
 	case int8, int16, int32, int64, float32, float64:
 		out, err = javaParseNumberAs(replacement, v)
 	case schema.Decimal:
-		var d schema.Decimal
-		if d, err = parseJavaBigDecimal(replacement); err != nil {
+		unscaled, scale, perr := javacompat.ParseBigDecimal(replacement)
+		if perr != nil {
 			// MaskField reports the BigDecimal constructor's NumberFormatException so.
-			err = fmt.Errorf("unable to convert %s (class java.lang.String) to number", replacement)
+			return nil, fmt.Errorf("unable to convert %s (class java.lang.String) to number", replacement)
 		}
-		out = d
+		out = schema.Decimal{Unscaled: unscaled, Scale: scale}
 	default:
 		return nil, fmt.Errorf("cannot mask value of type class %s with custom replacement", javaClassName(v))
 	}

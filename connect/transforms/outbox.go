@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -382,7 +383,7 @@ func isEmptyPayload(payload any) bool {
 		return true
 	}
 	s, ok := payload.(string)
-	return ok && isJavaBlankString(s)
+	return ok && javacompat.TrimIsEmpty(s)
 }
 
 // unexpectedUpdate handles an update of an outbox row, which the pattern never does: the record is skipped

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // This file is table.expand.json.payload: Debezium's JsonSchemaData, which infers a Connect schema from a
@@ -261,7 +262,7 @@ func (j *jsonSchemaData) schemaOf(key string, n *jsonNode) (*schema.Schema, erro
 			return nil, err
 		}
 		fieldKey := name
-		if !isJavaBlankString(key) {
+		if !javacompat.TrimIsEmpty(key) {
 			fieldKey = key + "." + name
 		}
 		fs, err := j.schemaOf(fieldKey, m.value)
@@ -443,8 +444,3 @@ var jsonScalarTypes = map[jsonKind]schema.Type{jsonString: schema.String, jsonBo
 
 var jsonKindNames = map[jsonKind]string{jsonNull: "null", jsonBool: "boolean", jsonString: "string", jsonInt: "int",
 	jsonLong: "long", jsonBigInt: "big integer", jsonDouble: "double", jsonArray: "array", jsonObject: "object"}
-
-// isJavaBlankString is Debezium's Strings.isNullOrBlank: empty after Java's trim.
-func isJavaBlankString(s string) bool {
-	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' }) == ""
-}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -90,7 +90,7 @@ func (h *hashMap) remove(k string) { delete(h.values, k) }
 
 func (h *hashMap) entries() []schema.MapEntry {
 	var out []schema.MapEntry
-	for _, k := range offsets.JavaHashMapOrder(h.keys) {
+	for _, k := range javacompat.HashMapOrder(h.keys) {
 		if v, ok := h.values[k]; ok {
 			out = append(out, schema.MapEntry{Key: k, Value: v})
 		}

@@ -100,15 +100,14 @@ func (b *broker) endOffset(ctx context.Context, topic string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("end offset of %s: %w", topic, err)
 	}
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				return 0, fmt.Errorf("end offset of %s: %w", topic, err)
-			}
-			return p.Offset, nil
-		}
+	if len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
+		return 0, fmt.Errorf("end offset of %s: no partition in the answer", topic)
 	}
-	return 0, fmt.Errorf("end offset of %s: no partition in the answer", topic)
+	p := resp.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		return 0, fmt.Errorf("end offset of %s: %w", topic, err)
+	}
+	return p.Offset, nil
 }
 
 // waitForRecords polls until the topic holds at least want records, or fails after timeout. A topic

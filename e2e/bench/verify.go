@@ -22,8 +22,6 @@ type correctness struct {
 	Unexpected      int `json:"unexpected"`       // events matching no committed change
 }
 
-func (c correctness) ok() bool { return c.Lost == 0 && c.OrderViolations == 0 && c.Unexpected == 0 }
-
 // checkChanges compares the changes read from Kafka (in offset order) with the committed ones.
 func checkChanges(committed, seen []change) correctness {
 	type key struct {

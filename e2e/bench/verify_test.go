@@ -2,6 +2,9 @@ package main
 
 import "testing"
 
+// ok: nothing lost, reordered or unexpected (duplicates are allowed).
+func (c correctness) ok() bool { return c.Lost == 0 && c.OrderViolations == 0 && c.Unexpected == 0 }
+
 func TestCheckChangesClean(t *testing.T) {
 	committed := []change{{1, 1, 'c'}, {2, 2, 'c'}, {1, 3, 'u'}, {2, 0, 'd'}, {1, 5, 'u'}}
 	// Different keys may interleave in any order; per key the order holds.

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // Avro binary encoding of Connect values, walking the Avro schema built for the Connect schema so that
@@ -160,7 +161,7 @@ func decimalBytes(s *schema.Schema, v any) ([]byte, error) {
 	if scale, _ := s.Param(schema.DecimalScaleParam); scale != strconv.Itoa(int(d.Scale)) {
 		return nil, fmt.Errorf("%w: Decimal value has scale %d, schema has %q", ErrValueType, d.Scale, scale)
 	}
-	return schema.BigIntBytes(d.Unscaled), nil
+	return javacompat.AppendBigIntegerBytes(nil, d.Unscaled), nil
 }
 
 const millisPerDay = 24 * 60 * 60 * 1000

@@ -172,8 +172,8 @@ func TestValueTypesRoundTrip(t *testing.T) {
 		schema.Field{Name: "small", Schema: withDefault(optional(&schema.Schema{Type: schema.Int16}), int16(7))},
 		schema.Field{Name: "day", Schema: schema.ConnectDate()},
 		schema.Field{Name: "f", Schema: &schema.Schema{Type: schema.Float32}},
-		schema.Field{Name: "vec", Schema: schema.DoubleVector()},
-		schema.Field{Name: "sv", Schema: schema.SparseVector()},
+		schema.Field{Name: "vec", Schema: doubleVector()},
+		schema.Field{Name: "sv", Schema: sparseVector()},
 		schema.Field{Name: "h", Schema: &schema.Schema{Type: schema.Map, Keys: &schema.Schema{Type: schema.String}, Values: optional(&schema.Schema{Type: schema.String})}},
 		schema.Field{Name: "raw", Schema: &schema.Schema{Type: schema.Bytes}},
 	)
@@ -186,7 +186,7 @@ func TestValueTypesRoundTrip(t *testing.T) {
 		Set("day", time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC)).
 		Set("f", float32(1.5)).
 		Set("vec", []any{1.0, -2.5}).
-		Set("sv", schema.NewStruct(schema.SparseVector()).Set("dimensions", int16(3)).Set("vector", []schema.MapEntry{{Key: int16(1), Value: 2.5}, {Key: int16(2), Value: -1.0}})).
+		Set("sv", schema.NewStruct(sparseVector()).Set("dimensions", int16(3)).Set("vector", []schema.MapEntry{{Key: int16(1), Value: 2.5}, {Key: int16(2), Value: -1.0}})).
 		Set("h", []schema.MapEntry{{Key: "a", Value: "x"}, {Key: "b", Value: nil}}).
 		Set("raw", []byte{0, 1, 0xff})
 	reg, _ := newRegistry(t)

@@ -2,7 +2,6 @@ package avro
 
 import (
 	"fmt"
-	"math"
 	"unicode/utf8"
 
 	"github.com/cdcd/cdcd/schema"
@@ -195,11 +194,11 @@ func defaultJSON(dst []byte, s *schema.Schema, v any) ([]byte, error) {
 		return fmt.Appendf(dst, "%d", n), nil
 	case schema.Float32:
 		if f, ok := v.(float32); ok {
-			return javaNumber(dst, float64(f), 32), nil
+			return jsonconv.AppendJacksonFloat(dst, float64(f), 32), nil
 		}
 	case schema.Float64:
 		if f, ok := v.(float64); ok {
-			return javaNumber(dst, f, 64), nil
+			return jsonconv.AppendJacksonFloat(dst, f, 64), nil
 		}
 	case schema.Boolean:
 		if b, ok := v.(bool); ok {
@@ -292,17 +291,6 @@ func mapDefaultJSON(dst []byte, s *schema.Schema, entries []schema.MapEntry) ([]
 		dst = append(dst, ']')
 	}
 	return append(dst, ']'), nil
-}
-
-// javaNumber writes a float as Jackson writes a FloatNode or DoubleNode: Java's toString, with NaN and
-// the infinities quoted (Jackson's default WRITE_NAN_AS_STRINGS).
-func javaNumber(dst []byte, f float64, bitSize int) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		dst = append(dst, '"')
-		dst = jsonconv.AppendJavaDouble(dst, f, bitSize)
-		return append(dst, '"')
-	}
-	return jsonconv.AppendJavaDouble(dst, f, bitSize)
 }
 
 // latin1String writes bytes as the JSON string of new String(bytes, ISO_8859_1): each byte is the

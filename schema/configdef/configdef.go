@@ -1,11 +1,12 @@
 package configdef
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // Type is a ConfigDef.Type; its String() is the name Connect shows in
@@ -109,7 +110,7 @@ type Validator func(name string, value any) error
 // booleans are case-insensitive, numbers follow Java's parsers, LIST splits
 // on commas with surrounding whitespace and keeps empty trailing items.
 func ParseValue(name, raw string, t Type) (any, error) {
-	s := javaTrim(raw)
+	s := javacompat.Trim(raw)
 	switch t {
 	case Boolean:
 		switch {
@@ -125,7 +126,7 @@ func ParseValue(name, raw string, t Type) (any, error) {
 		return s, nil
 	case Int, Short, Long:
 		bits := map[Type]int{Int: 32, Short: 16, Long: 64}[t]
-		n, err := strconv.ParseInt(s, 10, bits)
+		n, err := javacompat.ParseInteger(s, bits)
 		if err != nil {
 			return nil, notANumber(name, raw, t)
 		}
@@ -137,8 +138,8 @@ func ParseValue(name, raw string, t Type) (any, error) {
 		}
 		return n, nil
 	case Double:
-		f, ok := parseJavaDouble(s)
-		if !ok {
+		f, err := javacompat.ParseDouble(s, 64)
+		if err != nil {
 			return nil, notANumber(name, raw, t)
 		}
 		return f, nil
@@ -162,29 +163,6 @@ func notANumber(name, raw string, t Type) error {
 
 // listSeparator is Kafka's COMMA_WITH_WHITESPACE; \s in Java is ASCII only.
 var listSeparator = regexp.MustCompile(`[ \t\n\x0B\f\r]*,[ \t\n\x0B\f\r]*`)
-
-// javaDoubleSyntax is the grammar Double.parseDouble accepts (on trimmed
-// text): NaN, Infinity, decimal or hex floats, an optional d/f suffix.
-var javaDoubleSyntax = regexp.MustCompile(`^[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|0[xX]([0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)$`)
-
-func parseJavaDouble(s string) (float64, bool) {
-	if !javaDoubleSyntax.MatchString(s) {
-		return 0, false
-	}
-	if !strings.HasSuffix(s, "NaN") && !strings.HasSuffix(s, "Infinity") {
-		s = strings.TrimRight(s, "fFdD")
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		// Java rounds overflow to Infinity instead of failing.
-		var numErr *strconv.NumError
-		if errors.As(err, &numErr) && errors.Is(numErr.Err, strconv.ErrRange) {
-			return f, true
-		}
-		return 0, false
-	}
-	return f, true
-}
 
 // FormatValue renders a parsed value as ConfigDef.convertToString does for
 // ConfigInfos: LIST joined by ",", PASSWORD as "[hidden]", nil as null (false).
@@ -239,79 +217,6 @@ func ValidString(allowed ...string) Validator {
 			return nil
 		}
 		return &ConfigError{Name: name, Value: value, Message: "String must be one of: " + strings.Join(allowed, ", ")}
-	}
-}
-
-// CaseInsensitiveValidString is Kafka's ConfigDef.CaseInsensitiveValidString.
-// Its message lists the upper-cased values in Java HashSet order, as Kafka's does.
-func CaseInsensitiveValidString(allowed ...string) Validator {
-	upper := make([]string, len(allowed))
-	for i, a := range allowed {
-		upper[i] = strings.ToUpper(a)
-	}
-	listed := strings.Join(javaHashSetOrder(upper), ", ")
-	return func(name string, value any) error {
-		if s, ok := value.(string); ok {
-			for _, a := range allowed {
-				if strings.EqualFold(a, s) {
-					return nil
-				}
-			}
-		}
-		return &ConfigError{Name: name, Value: value, Message: "String must be one of (case insensitive): " + listed}
-	}
-}
-
-// OneOf checks an enumerated setting the way Debezium's EnumRecommender does:
-// the trimmed value, lower-cased, must be one of the (lower-case) literals;
-// a null value passes. Its message is Debezium's "Value must be one of a, b".
-func OneOf(literals ...string) Validator {
-	return func(name string, value any) error {
-		if value == nil {
-			return nil
-		}
-		s := strings.ToLower(javaTrim(javaString(value)))
-		if contains(literals, s) {
-			return nil
-		}
-		return &ConfigError{Name: name, Value: value, Message: "Value must be one of " + strings.Join(literals, ", ")}
-	}
-}
-
-// NonEmptyString is Kafka's ConfigDef.NonEmptyString: null passes, "" fails.
-func NonEmptyString() Validator {
-	return func(name string, value any) error {
-		if s, ok := value.(string); ok && s == "" {
-			return &ConfigError{Name: name, Value: value, Message: "String must be non-empty"}
-		}
-		return nil
-	}
-}
-
-// RegexList checks that every item of a LIST setting compiles as a regular
-// expression (Go's RE2 syntax, which is what cdcd will match with).
-func RegexList() Validator {
-	return func(name string, value any) error {
-		items, _ := value.([]string)
-		for _, item := range items {
-			if _, err := regexp.Compile(item); err != nil {
-				return &ConfigError{Name: name, Value: value, Message: "Syntax error in regular expression: " + err.Error()}
-			}
-		}
-		return nil
-	}
-}
-
-// All runs validators in order and stops at the first failure, as Kafka's
-// CompositeValidator does.
-func All(validators ...Validator) Validator {
-	return func(name string, value any) error {
-		for _, v := range validators {
-			if err := v(name, value); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
 }
 

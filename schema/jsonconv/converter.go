@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // DecimalFormat is JsonConverter's decimal.format: how Connect Decimal values are written.
@@ -248,7 +249,7 @@ func (c Converter) appendLogical(dst []byte, s *schema.Schema, v any) ([]byte, b
 			return dst, true, fmt.Errorf("%w: Decimal schema, got %T", ErrValueType, v)
 		}
 		if c.DecimalFormat == Numeric {
-			return appendBigDecimal(dst, d), true, nil
+			return javacompat.AppendBigDecimal(dst, d.Unscaled, d.Scale), true, nil
 		}
 		// Connect's Decimal.fromLogical refuses a value whose scale is not the schema's.
 		scale, ok := s.Param("scale")
@@ -310,10 +311,10 @@ func logicalTimeValue(name string, v any) (int64, error) {
 func appendJavaFloatJSON(dst []byte, f float64, bitSize int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		dst = append(dst, '"')
-		dst = appendJavaDouble(dst, f, bitSize)
+		dst = javacompat.AppendDouble(dst, f, bitSize)
 		return append(dst, '"')
 	}
-	return appendJavaDouble(dst, f, bitSize)
+	return javacompat.AppendDouble(dst, f, bitSize)
 }
 
 func appendBase64(dst, b []byte) []byte {

@@ -280,46 +280,6 @@ func TestInvalidUTF8BecomesReplacementCharacter(t *testing.T) {
 	}
 }
 
-func TestTwosComplementMatchesBigIntegerToByteArray(t *testing.T) {
-	for in, want := range map[string]string{
-		"0": "00", "1": "01", "127": "7f", "128": "0080", "255": "00ff", "256": "0100", "-1": "ff", "-128": "80",
-		"-129": "ff7f", "-256": "ff00", "9223372036854775807": "7fffffffffffffff", "-9223372036854775808": "8000000000000000",
-		"9223372036854775808": "008000000000000000", "-9223372036854775809": "ff7fffffffffffffff",
-		"18446744073709551616": "010000000000000000", "-18446744073709551616": "ff0000000000000000",
-	} {
-		x, _ := new(big.Int).SetString(in, 10)
-		got := appendTwosComplement(nil, x)
-		if hexOf(got) != want {
-			t.Errorf("%s: got %s, want %s", in, hexOf(got), want)
-		}
-	}
-}
-
-func hexOf(b []byte) string {
-	var sb strings.Builder
-	for _, c := range b {
-		sb.WriteByte(upperHex[c>>4] | 0x20)
-		sb.WriteByte(upperHex[c&0xF] | 0x20)
-	}
-	return sb.String()
-}
-
-func TestBigDecimalString(t *testing.T) {
-	for _, tc := range []struct {
-		unscaled string
-		scale    int32
-		want     string
-	}{
-		{"0", 0, "0"}, {"0", 2, "0.00"}, {"0", -3, "0E+3"}, {"12345", 2, "123.45"}, {"-5", 3, "-0.005"},
-		{"1", 6, "0.000001"}, {"1", 7, "1E-7"}, {"123", 9, "1.23E-7"}, {"12", -3, "1.2E+4"}, {"-1500", 3, "-1.500"},
-		{"123456789012345678901234567890", 5, "1234567890123456789012345.67890"},
-	} {
-		if got := string(appendBigDecimal(nil, dec(tc.unscaled, tc.scale))); got != tc.want {
-			t.Errorf("%s scale %d: got %s, want %s", tc.unscaled, tc.scale, got, tc.want)
-		}
-	}
-}
-
 func TestSchemaJSONIsRenderedOnceAndDroppedWithItsSchema(t *testing.T) {
 	c := New()
 	s := structOf("cache.Test", false, schema.Field{Name: "a", Schema: prim(schema.Int32, true)})

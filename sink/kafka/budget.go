@@ -72,13 +72,6 @@ func (b *byteBudget) inUse() int64 {
 	return b.used
 }
 
-// waiting reports how many acquire calls are blocked (for tests and metrics).
-func (b *byteBudget) waiting() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.waiters)
-}
-
 func (b *byteBudget) grantLocked() {
 	for len(b.waiters) > 0 {
 		w := b.waiters[0]

@@ -5,6 +5,13 @@ import (
 	"testing"
 )
 
+// waiting reports how many acquire calls are blocked.
+func (b *byteBudget) waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiters)
+}
+
 // TestBudgetIsFIFOAndALeavingWaiterUnblocksTheQueue: a big request at the head is not overtaken
 // by a small one that would fit, and when the head gives up, the one behind it gets its bytes.
 func TestBudgetIsFIFOAndALeavingWaiterUnblocksTheQueue(t *testing.T) {

@@ -164,7 +164,7 @@ func parseProducerSettings(cfg Config, log *slog.Logger) (producerSettings, erro
 			}
 		case "interceptor.classes":
 			if value != "" {
-				err = fmt.Errorf("Java producer interceptors cannot run in cdcd")
+				err = fmt.Errorf("producer interceptors are Java classes, which cdcd cannot run")
 			}
 		default:
 			if reason, ok := producerKeysWithoutEffect[key]; ok {

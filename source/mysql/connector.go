@@ -25,7 +25,9 @@ func (c Connector) Class() string {
 	return MySQLConnectorClass
 }
 
-func (c Connector) TaskClass() string { return strings.TrimSuffix(c.Class(), "Connector") + "ConnectorTask" }
+func (c Connector) TaskClass() string {
+	return strings.TrimSuffix(c.Class(), "Connector") + "ConnectorTask"
+}
 
 func (Connector) ConfigKeys() []configdef.Key { return ConfigKeys() }
 

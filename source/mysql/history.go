@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/mysql/ddl"
 	"github.com/cdcd/cdcd/source/mysql/tables"
@@ -150,14 +150,5 @@ func (r *Reader) truncateEvent(id tables.ID, block sourceBlock) (*source.Event, 
 // hashMapOrdered puts offset fields in the order a Java HashMap iterates them, the order Debezium's
 // history documents show an offset in.
 func hashMapOrdered(fields []source.OffsetField) []source.OffsetField {
-	names := make([]string, len(fields))
-	byName := make(map[string]source.OffsetField, len(fields))
-	for i, f := range fields {
-		names[i], byName[f.Name] = f.Name, f
-	}
-	out := make([]source.OffsetField, 0, len(fields))
-	for _, name := range offsets.JavaHashMapOrder(names) {
-		out = append(out, byName[name])
-	}
-	return out
+	return javacompat.HashMapOrderFunc(fields, func(f source.OffsetField) string { return f.Name })
 }

@@ -2,12 +2,12 @@ package types
 
 import (
 	"fmt"
-	"math"
 	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/cdcd/cdcd/schema/javacompat"
 	"github.com/cdcd/cdcd/source/mysql/tables"
 )
 
@@ -129,17 +129,7 @@ func (m Modes) integerDefault(k kind, v string) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: integer default %q", ErrValue, v)
 	}
-	var n int64
-	switch r := math.Floor(f + 0.5); {
-	case math.IsNaN(r):
-	case r >= math.MaxInt64:
-		n = math.MaxInt64
-	case r <= math.MinInt64:
-		n = math.MinInt64
-	default:
-		n = int64(r)
-	}
-	return m.intValue(k, n), nil
+	return m.intValue(k, javacompat.Round(f)), nil
 }
 
 func (m Modes) dateDefault(c *tables.Column, v string) (any, error) {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cdcd/cdcd/schema/jsonconv"
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // debeziumJSON rewrites the text go-mysql renders for a MySQL binary JSON value (SyncerConfig turns on
@@ -74,7 +74,7 @@ func writeNumber(out *bytes.Buffer, tok string) {
 		out.WriteString(tok)
 		return
 	}
-	java := jsonconv.AppendJavaDouble(nil, f, 64)
+	java := javacompat.AppendDouble(nil, f, 64)
 	if !bytes.ContainsRune(java, 'E') {
 		out.Write(java)
 		return

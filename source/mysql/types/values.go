@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 	"github.com/cdcd/cdcd/source/mysql/tables"
 )
 
@@ -63,11 +64,11 @@ func (m Modes) decimalValue(c *tables.Column, text string) (any, error) {
 		return nil, err
 	}
 	if c.HasScale {
-		d = rescale(d, int32(c.Scale))
+		d = schema.Decimal{Unscaled: javacompat.SetScaleHalfUp(d.Unscaled, d.Scale, int32(c.Scale)), Scale: int32(c.Scale)}
 	}
 	switch m.Decimal {
 	case DecimalString:
-		return plainDecimal(d), nil
+		return javacompat.FormatBigDecimalPlain(d.Unscaled, d.Scale), nil
 	case DecimalDouble:
 		f, _ := new(big.Rat).SetFrac(d.Unscaled, pow10(d.Scale)).Float64() // BigDecimal.doubleValue: nearest
 		return f, nil
@@ -75,7 +76,9 @@ func (m Modes) decimalValue(c *tables.Column, text string) (any, error) {
 	return d, nil
 }
 
-// decimalText is what BigDecimal(String) takes without an exponent.
+// decimalText is what BigDecimal(String) takes without an exponent: plain digits, as MySQL prints DECIMAL
+// values. It is narrower than javacompat.ParseBigDecimal on purpose, so that no negative scale (which
+// only an exponent makes) reaches decimalValue.
 var decimalText = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$`)
 
 func parseDecimal(s string) (schema.Decimal, error) {
@@ -88,37 +91,6 @@ func parseDecimal(s string) (schema.Decimal, error) {
 }
 
 func pow10(n int32) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
-
-// rescale is BigDecimal.setScale(scale, HALF_UP).
-func rescale(d schema.Decimal, scale int32) schema.Decimal {
-	switch {
-	case d.Scale == scale:
-		return d
-	case d.Scale < scale:
-		return schema.Decimal{Unscaled: new(big.Int).Mul(d.Unscaled, pow10(scale-d.Scale)), Scale: scale}
-	}
-	div := pow10(d.Scale - scale)
-	q, r := new(big.Int).QuoRem(d.Unscaled, div, new(big.Int))
-	if new(big.Int).Mul(new(big.Int).Abs(r), big.NewInt(2)).Cmp(div) >= 0 {
-		q.Add(q, big.NewInt(int64(d.Unscaled.Sign())))
-	}
-	return schema.Decimal{Unscaled: q, Scale: scale}
-}
-
-// plainDecimal is BigDecimal.toPlainString.
-func plainDecimal(d schema.Decimal) string {
-	s := new(big.Int).Abs(d.Unscaled).String()
-	if d.Scale > 0 {
-		if len(s) <= int(d.Scale) {
-			s = strings.Repeat("0", int(d.Scale)-len(s)+1) + s
-		}
-		s = s[:len(s)-int(d.Scale)] + "." + s[len(s)-int(d.Scale):]
-	}
-	if d.Unscaled.Sign() < 0 {
-		s = "-" + s
-	}
-	return s
-}
 
 // binaryValue is convertBinary: BINARY(n) values right-padded with zero bytes to n (DBZ-254), then
 // written per binary.handling.mode.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // Default values follow PostgresDefaultValueConverter: a parser picked by the declared type's name turns
@@ -55,7 +56,7 @@ func defaultValue(col Column, ti *TypeInfo, vt valueType) (any, bool) {
 	}
 	expr := col.DefaultExpr
 	if trimmedTypes[name] {
-		expr = strings.TrimFunc(expr, func(r rune) bool { return r <= ' ' }) // String.trim
+		expr = javacompat.Trim(expr)
 	}
 	var raw string
 	switch {
@@ -88,7 +89,7 @@ func rawDefault(name, raw string, vt valueType) (any, bool) {
 	case "bool": // Boolean.parseBoolean
 		return strings.EqualFold(raw, "true"), true
 	case "numeric": // new BigDecimal(...) rejects NaN and Infinity
-		if _, err := parseBigDecimal(raw); err != nil {
+		if _, _, err := javacompat.ParseBigDecimal(raw); err != nil {
 			return nil, false
 		}
 	case "uuid": // UUID.fromString then toString

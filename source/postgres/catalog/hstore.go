@@ -3,9 +3,9 @@ package catalog
 import (
 	"fmt"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 type hstoreEntry struct {
@@ -18,7 +18,6 @@ type hstoreEntry struct {
 // Debezium writes them in (as JSON, or as a Connect map).
 func parseHStore(s string) ([]hstoreEntry, error) {
 	var entries []hstoreEntry
-	index := map[string]int{}
 	bad := func() error { return fmt.Errorf("invalid hstore %q", truncate(s)) }
 	// untilQuote is appendUntilQuote: the text after the quote at pos up to the next unescaped quote.
 	untilQuote := func(pos int) (string, int, bool) {
@@ -59,46 +58,10 @@ func parseHStore(s string) ([]hstoreEntry, error) {
 			value, pos = &v, end
 		}
 		pos++
-		if i, dup := index[key]; dup {
-			entries[i].value = value // HashMap.put keeps the first position
-			continue
-		}
-		index[key] = len(entries)
 		entries = append(entries, hstoreEntry{key, value})
 	}
-	return javaHashMapOrder(entries), nil
-}
-
-// javaHashMapOrder sorts entries (given in insertion order) the way a java.util.HashMap with default
-// settings iterates them: by bucket (spread String.hashCode masked by the capacity, which doubles from 16
-// whenever the size passes three quarters of it), and within a bucket by insertion. Bins turned into
-// trees (8+ colliding keys) are not modelled.
-func javaHashMapOrder(entries []hstoreEntry) []hstoreEntry {
-	capacity := 16
-	for len(entries) > capacity*3/4 {
-		capacity *= 2
-	}
-	buckets := make([][]hstoreEntry, capacity)
-	for _, e := range entries {
-		h := javaStringHash(e.key)
-		h ^= int32(uint32(h) >> 16)
-		i := int(uint32(h) & uint32(capacity-1))
-		buckets[i] = append(buckets[i], e)
-	}
-	out := make([]hstoreEntry, 0, len(entries))
-	for _, b := range buckets {
-		out = append(out, b...)
-	}
-	return out
-}
-
-// javaStringHash is String.hashCode: s[0]*31^(n-1) + ... over UTF-16 code units, in int arithmetic.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, u := range utf16.Encode([]rune(s)) {
-		h = 31*h + int32(u)
-	}
-	return h
+	// A repeated key keeps its first position and takes the later value, as HashMap.put does.
+	return javacompat.HashMapOrderFunc(entries, func(e hstoreEntry) string { return e.key }), nil
 }
 
 // hstoreJSON is PostgresValueConverter.convertMapToJsonStringRepresentation: a compact JSON object as

@@ -2,11 +2,11 @@ package catalog
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 // pgInterval is pgjdbc's PGInterval as Debezium reads pgoutput's interval text into it.
@@ -93,34 +93,9 @@ func parseInterval(s string) (pgInterval, error) {
 	}
 	iv := pgInterval{years: years, months: months, days: days, hours: hours, minutes: minutes}
 	// setSeconds: Math.round(seconds * 1e6), split into whole seconds and microseconds.
-	total := javaRound(float64(seconds * 1e6))
+	total := javacompat.Round(float64(seconds * 1e6))
 	iv.wholeSeconds, iv.microSeconds = int32(total/1_000_000), int32(total%1_000_000)
 	return iv, nil
-}
-
-// javaRound is Math.round(double): floor(x + 0.5), saturating.
-func javaRound(x float64) int64 {
-	if math.IsNaN(x) {
-		return 0
-	}
-	r := math.Floor(x)
-	if x-r >= 0.5 {
-		r++
-	}
-	return javaLong(r)
-}
-
-// javaLong is Java's (long) cast of a double: truncation, NaN to 0, saturation at the bounds.
-func javaLong(x float64) int64 {
-	switch {
-	case math.IsNaN(x):
-		return 0
-	case x >= math.MaxInt64:
-		return math.MaxInt64
-	case x <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(x)
 }
 
 // seconds is PGInterval.getSeconds.
@@ -134,7 +109,7 @@ func (iv pgInterval) micros() int64 {
 	const daysPerMonthAvg = 365.25 / 12.0
 	numberOfDays := float64(float64(iv.years*12+iv.months)*daysPerMonthAvg) + float64(iv.days)
 	numberOfSeconds := float64(float64(float64(float64(numberOfDays*24)+float64(iv.hours))*60)+float64(iv.minutes))*60 + iv.seconds()
-	return javaLong(float64(numberOfSeconds * 1e6))
+	return javacompat.DoubleToLong(float64(numberOfSeconds * 1e6))
 }
 
 // isoString is Interval.toIsoString(years, months, days, hours, minutes, BigDecimal.valueOf(seconds)):

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 )
 
 func decodeBool(s string) (any, error) { return strings.EqualFold(s, "t"), nil } // PgOutputColumnValue.asBoolean
@@ -101,13 +102,18 @@ func (b builder) numericType(mod int32, inArray bool) valueType {
 			}
 			return d, name, nil
 		}
-		if d, err = parseBigDecimal(s); err != nil {
-			return d, "", err
+		unscaled, sc, err := javacompat.ParseBigDecimal(s)
+		if err != nil {
+			return d, "", fmt.Errorf("invalid decimal %q: %w", truncate(s), err)
 		}
+		d = schema.Decimal{Unscaled: unscaled, Scale: sc}
 		if !variable {
-			d, err = setScaleExact(d, int32(scale))
+			if unscaled, err = javacompat.SetScale(d.Unscaled, d.Scale, int32(scale)); err != nil {
+				return d, "", fmt.Errorf("decimal %s has more than %d fraction digits", javacompat.FormatBigDecimalPlain(d.Unscaled, d.Scale), scale)
+			}
+			d = schema.Decimal{Unscaled: unscaled, Scale: int32(scale)}
 		}
-		return d, "", err
+		return d, "", nil
 	}
 	switch b.m.Decimal {
 	case DecimalDouble:
@@ -128,13 +134,13 @@ func (b builder) numericType(mod int32, inArray bool) valueType {
 			if special != "" || err != nil {
 				return special, err
 			}
-			return plainString(d), nil
+			return javacompat.FormatBigDecimalPlain(d.Unscaled, d.Scale), nil
 		}
-		zero := schema.Decimal{Unscaled: new(big.Int)}
+		zeroScale := int32(0)
 		if !variable {
-			zero.Scale = int32(scale)
+			zeroScale = int32(scale)
 		}
-		return valueType{schema: &schema.Schema{Type: schema.String}, decode: decode, fallback: plainString(zero)}
+		return valueType{schema: &schema.Schema{Type: schema.String}, decode: decode, fallback: javacompat.FormatBigDecimalPlain(new(big.Int), zeroScale)}
 	}
 	if variable {
 		s := schema.VariableScaleDecimal()
@@ -175,7 +181,7 @@ func (b builder) moneyType() valueType {
 			if err != nil {
 				return nil, err
 			}
-			return strconv.ParseFloat(plainString(d), 64)
+			return strconv.ParseFloat(javacompat.FormatBigDecimalPlain(d.Unscaled, d.Scale), 64)
 		}
 		return valueType{schema: &schema.Schema{Type: schema.Float64}, decode: decode, fallback: float64(0)}
 	case DecimalString:
@@ -184,13 +190,10 @@ func (b builder) moneyType() valueType {
 			if err != nil {
 				return nil, err
 			}
-			return plainString(d), nil
+			return javacompat.FormatBigDecimalPlain(d.Unscaled, d.Scale), nil
 		}
 		// The fallback is BigDecimal.ZERO.setScale(digits).toString(), which turns scientific past 6 digits.
-		fallback := "0E-" + strconv.Itoa(digits)
-		if digits <= 6 {
-			fallback = plainString(schema.Decimal{Unscaled: new(big.Int), Scale: int32(digits)})
-		}
+		fallback := javacompat.FormatBigDecimal(new(big.Int), int32(digits))
 		return valueType{schema: &schema.Schema{Type: schema.String}, decode: decode, fallback: fallback}
 	}
 	decode := func(s string) (any, error) {
@@ -198,7 +201,7 @@ func (b builder) moneyType() valueType {
 		if err != nil {
 			return nil, err
 		}
-		return setScaleHalfUp(d, int32(digits)), nil
+		return schema.Decimal{Unscaled: javacompat.SetScaleHalfUp(d.Unscaled, d.Scale, int32(digits)), Scale: int32(digits)}, nil
 	}
 	return valueType{schema: schema.ConnectDecimal(digits), decode: decode, fallback: schema.Decimal{Unscaled: new(big.Int), Scale: int32(digits)}}
 }
@@ -226,11 +229,11 @@ func parseMoney(s string) (schema.Decimal, error) {
 	if negative {
 		v = "-" + v
 	}
-	d, err := parseBigDecimal(v)
+	unscaled, scale, err := javacompat.ParseBigDecimal(v)
 	if err != nil {
-		return d, fmt.Errorf("money %q: %w", s, err)
+		return schema.Decimal{}, fmt.Errorf("money %q: %w", s, err)
 	}
-	return d, nil
+	return schema.Decimal{Unscaled: unscaled, Scale: scale}, nil
 }
 
 func firstRune(s string) (rune, int) {
@@ -242,68 +245,7 @@ func firstRune(s string) (rune, int) {
 	return 0, len(s)
 }
 
-// parseBigDecimal reads what Java's new BigDecimal(String) reads: an optional sign, digits with an
-// optional point, an optional exponent.
-func parseBigDecimal(s string) (schema.Decimal, error) {
-	mant, exp := s, int64(0)
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		e, err := strconv.ParseInt(s[i+1:], 10, 32)
-		if err != nil {
-			return schema.Decimal{}, fmt.Errorf("invalid decimal %q", truncate(s))
-		}
-		mant, exp = s[:i], e
-	}
-	neg := false
-	if mant != "" && (mant[0] == '-' || mant[0] == '+') {
-		neg, mant = mant[0] == '-', mant[1:]
-	}
-	intPart, frac, _ := strings.Cut(mant, ".")
-	digits := intPart + frac
-	if digits == "" || strings.Trim(digits, "0123456789") != "" {
-		return schema.Decimal{}, fmt.Errorf("invalid decimal %q", truncate(s))
-	}
-	u, _ := new(big.Int).SetString(digits, 10)
-	if neg {
-		u.Neg(u)
-	}
-	scale := int64(len(frac)) - exp
-	if scale > math.MaxInt32 || scale < math.MinInt32 {
-		return schema.Decimal{}, fmt.Errorf("decimal %q out of range", truncate(s))
-	}
-	return schema.Decimal{Unscaled: u, Scale: int32(scale)}, nil
-}
-
 func pow10(n int32) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
-
-// setScaleExact is BigDecimal.setScale(n) without a rounding mode: it fails when digits would be lost.
-func setScaleExact(d schema.Decimal, n int32) (schema.Decimal, error) {
-	if n >= d.Scale {
-		return schema.Decimal{Unscaled: new(big.Int).Mul(d.Unscaled, pow10(n-d.Scale)), Scale: n}, nil
-	}
-	q, r := new(big.Int).QuoRem(d.Unscaled, pow10(d.Scale-n), new(big.Int))
-	if r.Sign() != 0 {
-		return d, fmt.Errorf("decimal %s has more than %d fraction digits", plainString(d), n)
-	}
-	return schema.Decimal{Unscaled: q, Scale: n}, nil
-}
-
-// setScaleHalfUp is BigDecimal.setScale(n, RoundingMode.HALF_UP): ties round away from zero.
-func setScaleHalfUp(d schema.Decimal, n int32) schema.Decimal {
-	if n >= d.Scale {
-		exact, _ := setScaleExact(d, n)
-		return exact
-	}
-	div := pow10(d.Scale - n)
-	q, r := new(big.Int).QuoRem(d.Unscaled, div, new(big.Int))
-	if new(big.Int).Mul(new(big.Int).Abs(r), big.NewInt(2)).Cmp(div) >= 0 {
-		if d.Unscaled.Sign() < 0 {
-			q.Sub(q, big.NewInt(1))
-		} else {
-			q.Add(q, big.NewInt(1))
-		}
-	}
-	return schema.Decimal{Unscaled: q, Scale: n}
-}
 
 // stripTrailingZeros is BigDecimal.stripTrailingZeros followed by Debezium's setScale(0) for a negative
 // scale: zero becomes 0 with scale 0.
@@ -325,24 +267,4 @@ func stripTrailingZeros(d schema.Decimal) schema.Decimal {
 		scale = 0
 	}
 	return schema.Decimal{Unscaled: u, Scale: scale}
-}
-
-// plainString is BigDecimal.toPlainString.
-func plainString(d schema.Decimal) string {
-	digits := new(big.Int).Abs(d.Unscaled).String()
-	sign := ""
-	if d.Unscaled.Sign() < 0 {
-		sign = "-"
-	}
-	switch {
-	case d.Scale <= 0:
-		if d.Unscaled.Sign() == 0 {
-			return "0" // as toPlainString writes a zero of negative scale
-		}
-		return sign + digits + strings.Repeat("0", int(-d.Scale))
-	case int(d.Scale) >= len(digits):
-		return sign + "0." + strings.Repeat("0", int(d.Scale)-len(digits)) + digits
-	}
-	point := len(digits) - int(d.Scale)
-	return sign + digits[:point] + "." + digits[point:]
 }

@@ -107,8 +107,8 @@ type Guardian struct {
 	registry Registry
 	ledger   *Ledger
 	log      *slog.Logger
-	now      func() time.Time
-	webhook  *webhook // nil without cdcd.slots.webhook.url
+	now      func() time.Time // time.Now; tests that move time themselves replace it
+	webhook  *webhook         // nil without cdcd.slots.webhook.url
 
 	work sync.Mutex // one refresh or drop at a time, so a drop never races a refresh's view of the slot
 
@@ -117,25 +117,9 @@ type Guardian struct {
 	dropped map[string]int          // slots dropped per server, for the metrics
 }
 
-// Option adjusts a Guardian.
-type Option func(*Guardian)
-
-// WithClock replaces time.Now, for tests that move time themselves.
-func WithClock(now func() time.Time) Option { return func(g *Guardian) { g.now = now } }
-
-// WithWebhookRetry sets how many times a webhook call is tried and the first wait between tries (doubled
-// each time, capped at 30 s). The default is 6 tries from 1 s.
-func WithWebhookRetry(attempts int, firstBackoff time.Duration) Option {
-	return func(g *Guardian) {
-		if g.webhook != nil {
-			g.webhook.attempts, g.webhook.backoff = max(attempts, 1), firstBackoff
-		}
-	}
-}
-
 // New builds a guardian; nothing runs until Run (or Refresh). ledger may be nil for a guardian that forgets
 // everything on restart.
-func New(cfg Config, registry Registry, ledger *Ledger, log *slog.Logger, opts ...Option) *Guardian {
+func New(cfg Config, registry Registry, ledger *Ledger, log *slog.Logger) *Guardian {
 	if ledger == nil {
 		ledger, _ = OpenLedger("") // an in-memory ledger cannot fail to open
 	}
@@ -145,9 +129,6 @@ func New(cfg Config, registry Registry, ledger *Ledger, log *slog.Logger, opts .
 	}
 	if cfg.WebhookURL != "" {
 		g.webhook = newWebhook(cfg.WebhookURL, g.log)
-	}
-	for _, o := range opts {
-		o(g)
 	}
 	return g
 }

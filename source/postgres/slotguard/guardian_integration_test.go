@@ -30,7 +30,7 @@ type pgEnv struct {
 	g               *Guardian
 }
 
-func newPGEnv(t *testing.T, cfg Config, opts ...Option) *pgEnv {
+func newPGEnv(t *testing.T, cfg Config) *pgEnv {
 	t.Helper()
 	dsn := testenv.NewPostgresDB(t)
 	conn, err := pgx.Connect(t.Context(), dsn)
@@ -48,7 +48,8 @@ func newPGEnv(t *testing.T, cfg Config, opts ...Option) *pgEnv {
 	}
 	log, logs := newLog()
 	e := &pgEnv{dsn: dsn, server: server, db: conn.Config().Database, conn: conn, reg: &fakeRegistry{}, ledger: ledger, clock: &fakeClock{now: t0}, logs: logs}
-	e.g = New(cfg, e.reg, ledger, log, append([]Option{WithClock(e.clock.Now)}, opts...)...)
+	e.g = New(cfg, e.reg, ledger, log)
+	e.g.now = e.clock.Now
 	return e
 }
 

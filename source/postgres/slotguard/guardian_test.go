@@ -102,7 +102,9 @@ func unitGuardian(t *testing.T, cfg Config, reg Registry, ledger *Ledger) (*Guar
 	t.Helper()
 	clock := &fakeClock{now: t0}
 	log, buf := newLog()
-	return New(cfg, reg, ledger, log, WithClock(clock.Now)), clock, buf
+	g := New(cfg, reg, ledger, log)
+	g.now = clock.Now
+	return g, clock, buf
 }
 
 func report(t *testing.T, g *Guardian, slot string) SlotReport {

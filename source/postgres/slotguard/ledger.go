@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/cdcd/cdcd/source/durable"
 )
 
 // LedgerPath is where the ledger of a worker whose offsets live in offsetsFile is kept.
@@ -43,14 +44,15 @@ type ledgerDoc struct {
 }
 
 // Ledger is the durable record of the slots and publications cdcd created or saw in use, a small JSON file
-// rewritten atomically on every change (write a temporary file, fsync, rename), so a crash leaves either
-// the old or the new record, never a torn one. It is safe for concurrent use.
+// rewritten whole on every change with durable.WriteFile, so a crash leaves either the old or the new
+// record, never a torn one. What it holds in memory changes only once the file holds it: a change whose
+// save failed is not there, and the same change later is tried again. It is safe for concurrent use.
 type Ledger struct {
 	path string // "" keeps the ledger in memory only
 	now  func() time.Time
 
 	mu  sync.Mutex
-	doc ledgerDoc
+	doc ledgerDoc // never modified in place: a change builds a new document and commitLocked swaps it in
 }
 
 // OpenLedger loads the ledger at path; a missing file is an empty ledger. An empty path gives a ledger that
@@ -88,20 +90,22 @@ func (l *Ledger) recordUsed(server, database, slot, connector string) error {
 func (l *Ledger) recordSlot(rec SlotRecord) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i := slices.IndexFunc(l.doc.Slots, func(r SlotRecord) bool { return r.Server == rec.Server && r.Slot == rec.Slot })
+	slots := l.doc.Slots
+	i := slices.IndexFunc(slots, func(r SlotRecord) bool { return r.Server == rec.Server && r.Slot == rec.Slot })
 	if i >= 0 {
-		old := l.doc.Slots[i]
+		old := slots[i]
 		rec.CreatedByCDCD = rec.CreatedByCDCD || old.CreatedByCDCD // who created it does not change
 		if old.Connector == rec.Connector && old.Database == rec.Database && old.CreatedByCDCD == rec.CreatedByCDCD {
 			return nil // nothing new: spare the disk a rewrite every refresh
 		}
 		rec.RecordedAt = l.now()
-		l.doc.Slots[i] = rec
+		slots = slices.Clone(slots)
+		slots[i] = rec
 	} else {
 		rec.RecordedAt = l.now()
-		l.doc.Slots = append(l.doc.Slots, rec)
+		slots = append(slices.Clip(slots), rec) // Clip: a new array, never l.doc's spare capacity
 	}
-	return l.saveLocked()
+	return l.commitLocked(ledgerDoc{Slots: slots, Publications: l.doc.Publications})
 }
 
 // RecordPublication records that cdcd created publication in database on server for connector.
@@ -113,8 +117,8 @@ func (l *Ledger) RecordPublication(server, database, publication, connector stri
 	}) {
 		return nil
 	}
-	l.doc.Publications = append(l.doc.Publications, PublicationRecord{Server: server, Database: database, Publication: publication, Connector: connector, RecordedAt: l.now()})
-	return l.saveLocked()
+	rec := PublicationRecord{Server: server, Database: database, Publication: publication, Connector: connector, RecordedAt: l.now()}
+	return l.commitLocked(ledgerDoc{Slots: l.doc.Slots, Publications: append(slices.Clone(l.doc.Publications), rec)})
 }
 
 // Slot returns the record of slot on server.
@@ -158,65 +162,35 @@ func (l *Ledger) Publications(server, database, connector string) []PublicationR
 func (l *Ledger) forgetSlot(server, slot string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := len(l.doc.Slots)
-	l.doc.Slots = slices.DeleteFunc(l.doc.Slots, func(r SlotRecord) bool { return r.Server == server && r.Slot == slot })
-	if len(l.doc.Slots) == n {
+	slots := slices.DeleteFunc(slices.Clone(l.doc.Slots), func(r SlotRecord) bool { return r.Server == server && r.Slot == slot })
+	if len(slots) == len(l.doc.Slots) {
 		return nil
 	}
-	return l.saveLocked()
+	return l.commitLocked(ledgerDoc{Slots: slots, Publications: l.doc.Publications})
 }
 
 // forgetPublication removes the record of a publication that was dropped.
 func (l *Ledger) forgetPublication(rec PublicationRecord) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.doc.Publications = slices.DeleteFunc(l.doc.Publications, func(r PublicationRecord) bool {
+	pubs := slices.DeleteFunc(slices.Clone(l.doc.Publications), func(r PublicationRecord) bool {
 		return r.Server == rec.Server && r.Database == rec.Database && r.Publication == rec.Publication
 	})
-	return l.saveLocked()
+	return l.commitLocked(ledgerDoc{Slots: l.doc.Slots, Publications: pubs})
 }
 
-func (l *Ledger) saveLocked() error {
-	if l.path == "" {
-		return nil
+// commitLocked writes next to the file and only then makes it the ledger's content, so a failed write
+// leaves the ledger as it was. The file gets mode 0600 when new.
+func (l *Ledger) commitLocked(next ledgerDoc) error {
+	if l.path != "" {
+		data, err := json.MarshalIndent(next, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding the slot ledger: %w", err)
+		}
+		if err := durable.WriteFile(l.path, append(data, '\n'), 0o600); err != nil {
+			return fmt.Errorf("writing the slot ledger: %w", err)
+		}
 	}
-	data, err := json.MarshalIndent(l.doc, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the slot ledger: %w", err)
-	}
-	if err := writeFileAtomic(l.path, append(data, '\n')); err != nil {
-		return fmt.Errorf("writing the slot ledger: %w", err)
-	}
+	l.doc = next
 	return nil
-}
-
-// writeFileAtomic replaces path with data so that a crash at any point leaves the old or the new content.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// The rename is durable only once the directory entry is.
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

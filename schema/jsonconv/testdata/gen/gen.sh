@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the test vectors of schema/jsonconv and schema from the real JDK, Kafka Connect's real
-# JsonConverter and Debezium itself. A one-off: tests read the committed output and never run this.
+# Regenerates the test vectors of schema/jsonconv, schema/javacompat and schema from the real JDK, Kafka
+# Connect's real JsonConverter and Debezium itself. A one-off: tests read the committed output and never run this.
 # Needs JDK 19+ (JAVA_HOME, default Temurin 25) and Maven.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -27,6 +27,7 @@ fetch_libs() {
 fetch_libs "$work/connect" org.apache.kafka:connect-json:4.4.0
 fetch_libs "$work/debezium" io.debezium:debezium-connector-postgres:3.6.1.Final org.apache.kafka:connect-json:4.4.0
 
-"$JAVA_HOME/bin/java" FloatVectors.java ../doubles.txt ../floats.txt
+compat=../../../javacompat/testdata
+"$JAVA_HOME/bin/java" "$compat/java/FloatVectors.java" "$compat/doubles.txt" "$compat/floats.txt"
 "$JAVA_HOME/bin/java" -cp "$work/connect/lib/*" ConverterGolden.java ../converter_golden.tsv 2>/dev/null
 "$JAVA_HOME/bin/java" -cp "$work/debezium/lib/*" DebeziumGolden.java ../debezium_golden.tsv ../../../testdata/debezium_names.tsv 2>/dev/null

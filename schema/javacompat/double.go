@@ -1,11 +1,15 @@
-package jsonconv
+package javacompat
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"regexp"
 	"strconv"
+	"strings"
 )
 
-// appendJavaDouble appends f as Java's Double.toString (JDK 19 and later) writes it; bitSize 32 gives
+// AppendDouble appends f as Java's Double.toString (JDK 19 and later) writes it; bitSize 32 gives
 // Float.toString of float32(f). NaN and the infinities come out as NaN, Infinity and -Infinity; quoting
 // them is the caller's business (Jackson writes them as JSON strings).
 //
@@ -14,7 +18,7 @@ import (
 // closer to the value and still rounds back (Double.MIN_VALUE is 4.9E-324, not 5e-324). The layout is
 // plain for 1e-3 <= |f| < 1e7 and computerized scientific notation (1.0E7, 1.0E-4) elsewhere, always
 // with at least one digit after the point.
-func appendJavaDouble(dst []byte, f float64, bitSize int) []byte {
+func AppendDouble(dst []byte, f float64, bitSize int) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(dst, "NaN"...)
@@ -40,7 +44,13 @@ func appendJavaDouble(dst []byte, f float64, bitSize int) []byte {
 			digits, exp = d2, e2
 		}
 	}
-	return appendJavaLayout(dst, digits, exp)
+	return appendLayout(dst, digits, exp)
+}
+
+// FormatDouble is AppendDouble as a string: Double.toString (bitSize 64) or Float.toString (32).
+func FormatDouble(f float64, bitSize int) string {
+	var buf [32]byte
+	return string(AppendDouble(buf[:0], f, bitSize))
 }
 
 // shortestDigits returns the significant digits of the shortest round-tripping decimal of f (> 0) and the
@@ -85,8 +95,8 @@ func splitE(b []byte) ([]byte, int) {
 	return digits, exp
 }
 
-// appendJavaLayout writes digits × 10^exp (first digit at 10^exp) in Double.toString's layout.
-func appendJavaLayout(dst, digits []byte, exp int) []byte {
+// appendLayout writes digits × 10^exp (first digit at 10^exp) in Double.toString's layout.
+func appendLayout(dst, digits []byte, exp int) []byte {
 	if exp < -3 || exp >= 7 {
 		dst = append(dst, digits[0], '.')
 		if len(digits) > 1 {
@@ -115,4 +125,37 @@ func appendJavaLayout(dst, digits []byte, exp int) []byte {
 	dst = append(dst, digits[:intLen]...)
 	dst = append(dst, '.')
 	return append(dst, digits[intLen:]...)
+}
+
+// doubleSyntax is what Double.parseDouble and Float.parseFloat accept once the text is trimmed (the
+// FloatValue grammar of Double.valueOf): an optional sign, then NaN, Infinity, or a decimal or
+// hexadecimal literal (the hexadecimal one with its binary exponent) with an optional f/F/d/D suffix,
+// which NaN and Infinity do not take.
+var doubleSyntax = regexp.MustCompile(`^[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|0[xX]([0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)$`)
+
+// ParseDouble is Double.parseDouble (bitSize 64) or Float.parseFloat (32): the text is trimmed as
+// String.trim does, and a value too large for the type is an infinity rather than an error. Text Java
+// throws a NumberFormatException for is an error reading "for input string: " and the text, the message
+// Java gives for most such text (lower-cased, as Go errors are). Go's strconv alone would not do: it
+// also takes inf and nan in any letter case and underscores in hexadecimal literals, and it refuses
+// "+NaN" and the f/d suffixes.
+func ParseDouble(s string, bitSize int) (float64, error) {
+	t := Trim(s)
+	if !doubleSyntax.MatchString(t) {
+		return 0, fmt.Errorf("for input string: %q", s)
+	}
+	switch strings.TrimLeft(t, "+-") {
+	case "NaN":
+		return math.NaN(), nil
+	case "Infinity":
+		if t[0] == '-' {
+			return math.Inf(-1), nil
+		}
+		return math.Inf(1), nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimRight(t, "fFdD"), bitSize)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("for input string: %q", s)
+	}
+	return f, nil
 }

@@ -1,5 +1,5 @@
 // FloatVectors writes Java's Double.toString and Float.toString for a fixed set of values, the reference
-// that jsonconv's Java float formatting is tested against. Run it on JDK 19 or later (the shortest-repr
+// that javacompat.AppendDouble is tested against. Run it on JDK 19 or later (the shortest-repr
 // algorithm landed in JDK 19; the reference Kafka Connect runs on JDK 25):
 //
 //	java FloatVectors.java ../doubles.txt ../floats.txt
