@@ -66,13 +66,18 @@ func (s connectorSet) classes() string {
 	return strings.Join(classes, ", ")
 }
 
-// ParseConnectorConfig checks a resolved connector config as its task will read it: a known class and
-// values the connector accepts.
-func (w *Worker) ParseConnectorConfig(name string, resolved map[string]string, log *slog.Logger) error {
+// CheckConnectorConfig resolves a connector config as submitted and checks it as its task will read it: a
+// known class and values the connector accepts. The error names keys and problems, never a secret.
+func (w *Worker) CheckConnectorConfig(name string, raw map[string]string, log *slog.Logger) error {
+	resolved, err := w.ResolveConnectorConfig(raw)
+	if err != nil {
+		return err
+	}
 	c, err := w.plugins.forConfig(resolved)
 	if err != nil {
 		return err
 	}
-	_, err = c.NewTask(name, resolved, log)
-	return err
+	hidden := secretsOf(raw, resolved, w.keysOf(resolved))
+	_, err = c.NewTask(name, resolved, hidden.logger(log))
+	return hidden.error(err)
 }

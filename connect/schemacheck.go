@@ -63,18 +63,19 @@ func (w *Worker) checkSchemas(ctx context.Context, name string, connectorConfig 
 	if err != nil {
 		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: err.Error()}
 	}
+	hidden := secretsOf(connectorConfig, resolved, w.keysOf(resolved))
 	src, err := p.NewTask(name, resolved, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: err.Error()}
+		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: hidden.scrub(err.Error())}
 	}
 	lister, ok := src.(source.SchemaLister)
 	if !ok {
 		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: fmt.Sprintf(
 			"Connector %s (%s) cannot list its tables' schemas before streaming", name, p.Class())}
 	}
-	tables, err := lister.CurrentSchemas(ctx, w.log)
+	tables, err := lister.CurrentSchemas(ctx, hidden.logger(w.log))
 	if err != nil {
-		return SchemaCheck{}, fmt.Errorf("connector %s: %w", name, err)
+		return SchemaCheck{}, hidden.error(fmt.Errorf("connector %s: %w", name, err))
 	}
 	out := SchemaCheck{Connector: name, Tables: []TableSchemaCheck{}}
 	for _, t := range tables {

@@ -41,9 +41,11 @@ const (
 type task struct {
 	name  string
 	props map[string]string
-	log   *slog.Logger
-	w     *Worker
-	gate  *gate
+	// secrets are scrubbed from every error the task reports and every line it logs.
+	secrets secrets
+	log     *slog.Logger
+	w       *Worker
+	gate    *gate
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when run returned
@@ -83,7 +85,7 @@ func (c *task) run(ctx context.Context) {
 	defer close(c.done)
 	backoff := time.Second
 	for {
-		err := c.attempt(ctx)
+		err := c.secrets.error(c.attempt(ctx))
 		if ctx.Err() != nil {
 			c.setState(Stopped, nil)
 			return

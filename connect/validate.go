@@ -145,6 +145,7 @@ func addParseErrors(res *configdef.Result, w *Worker, p source.Connector, cfg ma
 	if err == nil {
 		return
 	}
+	hidden := secretsOf(cfg, resolved, w.keysOf(resolved))
 	var joined interface{ Unwrap() []error }
 	errs := []error{err}
 	if errors.As(err, &joined) {
@@ -153,9 +154,9 @@ func addParseErrors(res *configdef.Result, w *Worker, p source.Connector, cfg ma
 	for _, e := range errs {
 		var ce source.KeyError
 		if errors.As(e, &ce) {
-			addError(res, ce.ConfigKey(), ce.Error())
+			addError(res, ce.ConfigKey(), hidden.scrub(ce.Error()))
 		} else {
-			addError(res, "connector.class", e.Error())
+			addError(res, "connector.class", hidden.scrub(e.Error()))
 		}
 	}
 }
@@ -202,12 +203,17 @@ var connectorKeyPrefixes = []string{"producer.override.", "consumer.override.", 
 // warnUnknownKeys logs each connector key neither Connect nor Debezium defines, with the closest known key,
 // as Connect's validation reports them; the key is otherwise ignored.
 func (w *Worker) warnUnknownKeys(name string, cfg map[string]string) {
+	res := configdef.Validate(w.keysOf(cfg), cfg, connectorKeyPrefixes...)
+	for _, u := range res.Unknown {
+		w.log.Warn("unknown connector property ignored", "connector", name, "key", u.Name, "did_you_mean", u.Suggestion)
+	}
+}
+
+// keysOf is every key a connector config may set: Connect's own, then its connector class's.
+func (w *Worker) keysOf(cfg map[string]string) []configdef.Key {
 	keys := w.connectorKeys()
 	if p := w.plugins.find(cfg["connector.class"]); p != nil {
 		keys = append(keys, p.ConfigKeys()...)
 	}
-	res := configdef.Validate(keys, cfg, connectorKeyPrefixes...)
-	for _, u := range res.Unknown {
-		w.log.Warn("unknown connector property ignored", "connector", name, "key", u.Name, "did_you_mean", u.Suggestion)
-	}
+	return keys
 }

@@ -170,11 +170,13 @@ func (w *Worker) startTask(c *connector) {
 	// The task sees the config with placeholders resolved; the herder keeps and shows it unresolved.
 	props, err := w.ResolveConnectorConfig(c.config)
 	if err != nil {
-		t.setState(Failed, err)
+		t.setState(Failed, err) // a provider's error names the placeholder, never a resolved value
 		close(t.done)
 		return
 	}
 	t.props = props
+	t.secrets = secretsOf(c.config, props, w.keysOf(props))
+	t.log = t.secrets.logger(t.log)
 	w.tasks.Add(1)
 	go func() {
 		defer w.tasks.Done()

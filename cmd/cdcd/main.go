@@ -8,6 +8,7 @@
 package main
 
 import (
+	"net"
 	"slices"
 
 	"context"
@@ -135,12 +136,7 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 			errs = append(errs, err)
 			continue
 		}
-		resolved, err := w.ResolveConnectorConfig(cf.Config)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
-			continue
-		}
-		if err := w.ParseConnectorConfig(cf.Name, resolved, log.With("connector", cf.Name)); err != nil {
+		if err := w.CheckConnectorConfig(cf.Name, cf.Config, log.With("connector", cf.Name)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: connector %s: %w", path, cf.Name, err))
 			continue
 		}
@@ -155,6 +151,7 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 		return err
 	}
 	log.Info("REST API listening", "address", ln.Addr().String())
+	warnIfOpen(ln.Addr(), props, log)
 	w.SetWorkerID(rest.WorkerID(w.Config(), ln.Addr()))
 	api, err := newAPI(w, props, log)
 	if err != nil {
@@ -203,6 +200,17 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 // readerAndWorkerMetrics are what GET /metrics serves in both modes (standalone adds the slot guardian's).
 func readerAndWorkerMetrics() []prometheus.Collector {
 	return slices.Concat(metrics.Collectors(), postgres.Collectors(), connect.Collectors())
+}
+
+// warnIfOpen warns when the REST API listens beyond loopback without authentication: anyone who reaches the
+// port may then create, change and delete connectors.
+func warnIfOpen(addr net.Addr, props map[string]string, log *slog.Logger) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsLoopback() || props[rest.CredentialsFileKey] != "" {
+		return
+	}
+	log.Warn("the REST API listens beyond loopback without authentication: set "+rest.CredentialsFileKey+
+		" (HTTP basic authentication) or bind listeners to 127.0.0.1", "address", addr.String())
 }
 
 // newAPI builds the REST API over a herder, with basic authentication when the worker properties name a
@@ -255,6 +263,7 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
+	warnIfOpen(ln.Addr(), props, log)
 	id := rest.WorkerID(d.Config(), ln.Addr())
 	d.SetWorkerID(id)
 	d.RefuseSlotDropOnDelete(rest.DropSlotRequested)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -45,5 +46,24 @@ func TestNewAPIAuthentication(t *testing.T) {
 	_, err = newAPI(w, map[string]string{"rest.extension.classes": "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"}, log)
 	if err == nil || !strings.Contains(err.Error(), rest.CredentialsFileKey) {
 		t.Errorf("Connect's extension without a credentials file: %v", err)
+	}
+}
+
+func TestWarnsWhenTheRESTAPIIsOpenBeyondLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		addr  net.Addr
+		props map[string]string
+		warn  bool
+	}{
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8083}, nil, true},
+		{&net.TCPAddr{IP: net.ParseIP("10.0.0.5"), Port: 8083}, nil, true},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8083}, nil, false},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8083}, map[string]string{rest.CredentialsFileKey: "/etc/creds"}, false},
+	} {
+		var logged strings.Builder
+		warnIfOpen(tc.addr, tc.props, slog.New(slog.NewTextHandler(&logged, nil)))
+		if got := strings.Contains(logged.String(), "without authentication"); got != tc.warn {
+			t.Errorf("%v %v: warned %v, want %v (%s)", tc.addr, tc.props, got, tc.warn, logged.String())
+		}
 	}
 }

@@ -3,6 +3,7 @@ package avro
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -175,7 +176,7 @@ func (c *Config) parseURLs(settings map[string]string) error {
 		}
 		u, err := url.Parse(part)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return fmt.Errorf("%w: %s=%q: %q is not an http(s) URL", ErrConfig, ConfigURL, raw, part)
+			return fmt.Errorf("%w: %s=%q: %q is not an http(s) URL", ErrConfig, ConfigURL, hideUserInfo(raw), hideUserInfo(part))
 		}
 		if u.User != nil {
 			if c.Credentials == nil {
@@ -187,10 +188,16 @@ func (c *Config) parseURLs(settings map[string]string) error {
 		c.URLs = append(c.URLs, u.String())
 	}
 	if len(c.URLs) == 0 {
-		return fmt.Errorf("%w: %s=%q names no URL", ErrConfig, ConfigURL, raw)
+		return fmt.Errorf("%w: %s=%q names no URL", ErrConfig, ConfigURL, hideUserInfo(raw))
 	}
 	return nil
 }
+
+// userInfo is the user:password part of URLs, also of URLs too malformed for url.Parse.
+var userInfo = regexp.MustCompile(`://[^/@]*@`)
+
+// hideUserInfo replaces the credentials of every URL in s, so an error about a URL never carries them.
+func hideUserInfo(s string) string { return userInfo.ReplaceAllString(s, "://[hidden]@") }
 
 // parseCredentials applies basic.auth.credentials.source: URL keeps the user info of each URL, USER_INFO
 // sends basic.auth.user.info everywhere instead.

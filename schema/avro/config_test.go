@@ -75,3 +75,13 @@ func TestFromConfigRefusesBadValues(t *testing.T) {
 		}
 	}
 }
+
+// A registry URL's user:password never appears in an error about the URL.
+func TestURLErrorsHideUserInfo(t *testing.T) {
+	for _, raw := range []string{"ftp://alice:pa55word@registry:8081", "http://alice:pa55word@registry:8081,http://bob:pa55word@%zz"} {
+		_, err := FromConfig(false, map[string]string{ConfigURL: raw})
+		if err == nil || strings.Contains(err.Error(), "pa55word") || strings.Contains(err.Error(), "alice") {
+			t.Errorf("%s: got %v, want an error without the credentials", raw, err)
+		}
+	}
+}

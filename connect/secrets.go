@@ -1,0 +1,142 @@
+package connect
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/cdcd/cdcd/schema/configdef"
+)
+
+// secrets are the values of one connector config that must never leave the process — in a REST response, a
+// task's status trace or a log line: every value a config provider resolved (${env:…}, ${file:…}), every value
+// of a PASSWORD-typed key, and every value of a key that names a credential (passwords, JAAS lines, inline
+// private keys, client secrets). Messages that quote a value (Kafka's "Invalid value <v> for configuration
+// <k>") are scrubbed by replacing each secret with [hidden], so no message format can leak one.
+type secrets []string
+
+// credentialKey matches keys whose values are credentials whatever their declared type.
+var credentialKey = regexp.MustCompile(`(?i)(password|passwd|secret|jaas\.config|keystore\.key|token|credentials)`)
+
+// secretsOf collects the secrets of a connector config: raw as submitted, resolved as the task sees it, defs
+// the keys with their types.
+func secretsOf(raw, resolved map[string]string, defs []configdef.Key) secrets {
+	passwordKeys := map[string]bool{}
+	for _, d := range defs {
+		if d.Type == configdef.PasswordType {
+			passwordKeys[d.Name] = true
+		}
+	}
+	var out secrets
+	for key, value := range resolved {
+		if value == "" {
+			continue
+		}
+		if value != raw[key] || passwordKeys[key] || credentialKey.MatchString(key) {
+			out = append(out, value)
+		}
+	}
+	// Longest first, so a secret that contains another is hidden whole.
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	return slices.Compact(out)
+}
+
+// scrub returns text with every secret replaced by [hidden].
+func (s secrets) scrub(text string) string {
+	for _, v := range s {
+		text = strings.ReplaceAll(text, v, configdef.Hidden)
+	}
+	return text
+}
+
+// error returns err with a scrubbed message; errors.Is and errors.As still see what err wraps.
+func (s secrets) error(err error) error {
+	if err == nil || len(s) == 0 {
+		return err
+	}
+	text := s.scrub(err.Error())
+	if text == err.Error() {
+		return err
+	}
+	return scrubbedError{err: err, text: text}
+}
+
+type scrubbedError struct {
+	err  error
+	text string
+}
+
+func (e scrubbedError) Error() string { return e.text }
+func (e scrubbedError) Unwrap() error { return e.err }
+
+// logger returns log with every message and attribute value scrubbed: a task's reader and sink log through
+// it, so what they quote from their config cannot leak.
+func (s secrets) logger(log *slog.Logger) *slog.Logger {
+	if len(s) == 0 {
+		return log
+	}
+	return slog.New(scrubHandler{next: log.Handler(), secrets: s})
+}
+
+type scrubHandler struct {
+	next    slog.Handler
+	secrets secrets
+}
+
+func (h scrubHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
+
+func (h scrubHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, h.secrets.scrub(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.next.Handle(ctx, out)
+}
+
+func (h scrubHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	scrubbed := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		scrubbed[i] = h.attr(a)
+	}
+	return scrubHandler{next: h.next.WithAttrs(scrubbed), secrets: h.secrets}
+}
+
+func (h scrubHandler) WithGroup(name string) slog.Handler {
+	return scrubHandler{next: h.next.WithGroup(name), secrets: h.secrets}
+}
+
+// attr scrubs one attribute: strings, errors and anything printed through its String method; groups
+// attribute by attribute.
+func (h scrubHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.secrets.scrub(v.String()))
+	case slog.KindGroup:
+		group := v.Group()
+		scrubbed := make([]any, len(group))
+		for i, g := range group {
+			scrubbed[i] = h.attr(g)
+		}
+		return slog.Group(a.Key, scrubbed...)
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error:
+			return slog.String(a.Key, h.secrets.scrub(x.Error()))
+		case interface{ String() string }:
+			return slog.String(a.Key, h.secrets.scrub(x.String()))
+		default:
+			// A slice or map may hold a secret too; keep the value as it is unless its text does.
+			if text := fmt.Sprint(x); h.secrets.scrub(text) != text {
+				return slog.String(a.Key, h.secrets.scrub(text))
+			}
+			return slog.Any(a.Key, x)
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
