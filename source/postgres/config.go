@@ -24,6 +24,9 @@ type Config struct {
 
 	Host, User, Password, DBName, SSLMode string
 	Port                                  int
+	// TLS files and the client key's password (database.sslrootcert, sslcert, sslkey, sslpassword), handed to
+	// the driver as libpq reads them, on the query and the replication connection alike.
+	SSLRootCert, SSLCert, SSLKey, SSLPassword string
 
 	TopicPrefix       string
 	SlotName          string
@@ -80,6 +83,16 @@ func ParseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	c.Password = p.Str("database.password", "")
 	c.DBName = p.Str("database.dbname", "")
 	c.SSLMode = p.OneOf("database.sslmode", "prefer", "disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+	c.SSLRootCert = p.Str("database.sslrootcert", "")
+	c.SSLCert = p.Str("database.sslcert", "")
+	c.SSLKey = p.Str("database.sslkey", "")
+	c.SSLPassword = p.Str("database.sslpassword", "")
+	if (c.SSLCert == "") != (c.SSLKey == "") {
+		p.Fail("database.sslcert", c.SSLCert, "a client certificate needs its key: set database.sslcert and database.sslkey together")
+	}
+	if f := settings["database.sslfactory"]; f != "" {
+		p.Fail("database.sslfactory", f, "cdcd does not load JDBC socket factories; remove it and choose the verification with database.sslmode (require encrypts without verifying the server)")
+	}
 	c.TopicPrefix = p.Str("topic.prefix", "")
 	for _, k := range []string{"database.hostname", "database.user", "database.dbname", "topic.prefix"} {
 		if strings.TrimSpace(settings[k]) == "" {

@@ -171,3 +171,30 @@ func configErrors(t *testing.T, err error) map[string]*postgres.ConfigError {
 type joinedOf struct{ err error }
 
 func (j joinedOf) Unwrap() []error { return []error{j.err} }
+
+// database.sslrootcert, sslcert, sslkey and sslpassword reach the driver (the query and the replication
+// connection share the DSN); a certificate without its key and a JDBC socket factory are refused by name.
+func TestTLSSettingsReachTheConnection(t *testing.T) {
+	props := validProps()
+	maps.Copy(props, map[string]string{"database.sslmode": "verify-full", "database.sslrootcert": "/etc/ca.pem",
+		"database.sslcert": "/etc/client.pem", "database.sslkey": "/etc/client.key", "database.sslpassword": "key-pw"})
+	cfg, err := postgres.ParseConfig("c", props, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := cfg.DSN()
+	for _, want := range []string{"sslmode=verify-full", "sslrootcert=%2Fetc%2Fca.pem", "sslcert=%2Fetc%2Fclient.pem", "sslkey=%2Fetc%2Fclient.key", "sslpassword=key-pw"} {
+		if !strings.Contains(dsn, want) {
+			t.Errorf("DSN %q lacks %s", dsn, want)
+		}
+	}
+
+	for key, value := range map[string]string{"database.sslcert": "/etc/client.pem", "database.sslfactory": "org.postgresql.ssl.NonValidatingFactory"} {
+		bad := validProps()
+		bad[key] = value
+		_, err := postgres.ParseConfig("c", bad, slog.New(slog.DiscardHandler))
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=%s: got %v, want a refusal naming the key", key, value, err)
+		}
+	}
+}

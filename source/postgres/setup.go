@@ -34,6 +34,11 @@ func (c *Config) dsn(replication bool) string {
 	u := url.URL{Scheme: "postgres", User: url.UserPassword(c.User, c.Password), Host: net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), Path: "/" + c.DBName}
 	q := url.Values{}
 	q.Set("sslmode", c.SSLMode)
+	for key, value := range map[string]string{"sslrootcert": c.SSLRootCert, "sslcert": c.SSLCert, "sslkey": c.SSLKey, "sslpassword": c.SSLPassword} {
+		if value != "" {
+			q.Set(key, value)
+		}
+	}
 	q.Set("application_name", "cdcd-"+c.Name)
 	if replication {
 		q.Set("replication", "database")
