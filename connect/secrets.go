@@ -22,6 +22,11 @@ type secrets []string
 // credentialKey matches keys whose values are credentials whatever their declared type.
 var credentialKey = regexp.MustCompile(`(?i)(password|passwd|secret|jaas\.config|keystore\.key|token|credentials)`)
 
+// minScrubbedLen is the shortest value scrubbed from free text. A shorter one would blank ordinary words in
+// every message (a password "cdcd" would hide the product's name from its own log lines); a value quoted as a
+// value still prints as [hidden] when its key is password-typed, because configdef formats it so.
+const minScrubbedLen = 6
+
 // secretsOf collects the secrets of a connector config: raw as submitted, resolved as the task sees it, defs
 // the keys with their types.
 func secretsOf(raw, resolved map[string]string, defs []configdef.Key) secrets {
@@ -33,7 +38,7 @@ func secretsOf(raw, resolved map[string]string, defs []configdef.Key) secrets {
 	}
 	var out secrets
 	for key, value := range resolved {
-		if value == "" {
+		if len(value) < minScrubbedLen {
 			continue
 		}
 		if value != raw[key] || passwordKeys[key] || credentialKey.MatchString(key) {
