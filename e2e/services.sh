@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Runs the real services the end-to-end tests need, as private processes of this machine:
-# PostgreSQL 15, MariaDB 10.11 and a single-node Kafka 4.4.0 (KRaft).
+# PostgreSQL 15, MariaDB 10.11 and a single-node Kafka 4.4.0 (KRaft), plus the secured test bed:
+# a PostgreSQL 15 cluster that accepts TLS connections only (postgres_tls), a MariaDB that requires
+# TLS (mariadb_tls), a SASL_SSL listener on the same Kafka broker, and the certificates they use.
 #
-#   e2e/services.sh {install|start|stop|status} {postgres|mariadb|kafka|all}
+#   e2e/services.sh {install|start|stop|status} {postgres|postgres_tls|mariadb|mariadb_tls|kafka|certs|all}
 #
 # All state lives under ${CDCD_E2E_DIR:-/var/tmp/cdcd-e2e}; ports come from CDCD_PG_PORT,
-# CDCD_MARIADB_PORT, CDCD_KAFKA_PORT and CDCD_KAFKA_CONTROLLER_PORT. `start` installs what is
-# missing, is idempotent and returns only once the service answers. `stop` ends each service by
-# its recorded pid. The script must run as root (apt-get, runuser).
+# CDCD_PG_TLS_PORT, CDCD_MARIADB_PORT, CDCD_MARIADB_TLS_PORT, CDCD_KAFKA_PORT,
+# CDCD_KAFKA_CONTROLLER_PORT and CDCD_KAFKA_SASL_SSL_PORT. `start` installs what is missing, is
+# idempotent and returns only once the service answers. `stop` ends each service by its recorded
+# pid. The script must run as root (apt-get, runuser).
 set -euo pipefail
 
 STATE_DIR=${CDCD_E2E_DIR:-/var/tmp/cdcd-e2e}
@@ -15,6 +18,9 @@ PG_PORT=${CDCD_PG_PORT:-55432}
 MARIADB_PORT=${CDCD_MARIADB_PORT:-53306}
 KAFKA_PORT=${CDCD_KAFKA_PORT:-59092}
 KAFKA_CONTROLLER_PORT=${CDCD_KAFKA_CONTROLLER_PORT:-59093}
+PG_TLS_PORT=${CDCD_PG_TLS_PORT:-55433}
+MARIADB_TLS_PORT=${CDCD_MARIADB_TLS_PORT:-53307}
+KAFKA_SASL_SSL_PORT=${CDCD_KAFKA_SASL_SSL_PORT:-59094}
 KAFKA_VERSION=4.4.0
 # Seconds a service gets to answer after being launched, and to exit after being asked to.
 START_TIMEOUT=${CDCD_SERVICE_START_TIMEOUT:-90}
@@ -42,7 +48,29 @@ KAFKA_LOG4J=$KAFKA_DIR/log4j2.properties
 KAFKA_PID=$KAFKA_DIR/kafka.pid
 KAFKA_LOG=$KAFKA_DIR/server.log
 KAFKA_OUT=$KAFKA_DIR/kafka.out
+KAFKA_SCRAM_MARK=$KAFKA_DIR/scram-users # "<cluster id> <users>" once the SCRAM users exist
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
+KEYTOOL=${JAVA_HOME:+$JAVA_HOME/bin/}keytool
+
+# The secured services (postgres_tls, mariadb_tls, Kafka's SASL_SSL listener) share one account
+# and one set of certificates; e2e/testenv/secure.go knows these names.
+SECURE_USER=cdcd
+SECURE_PASSWORD=cdcd-secret
+CERT_USER=cdcd_cert # authenticated by the client certificate (its CN) on postgres_tls and mariadb_tls
+CERTS_DIR=$STATE_DIR/certs
+STORE_PASSWORD=cdcd-store # of every PKCS12 and JKS keystore and truststore
+
+PG_TLS_DIR=$STATE_DIR/postgres-tls
+PG_TLS_DATA=$PG_TLS_DIR/data
+PG_TLS_LOG=$PG_TLS_DIR/postgres.log
+PG_TLS_ADMIN_PASSWORD=cdcd # of the superuser postgres over TLS; the script itself uses the socket
+
+MARIADB_TLS_DIR=$STATE_DIR/mariadb-tls
+MARIADB_TLS_CNF=$MARIADB_TLS_DIR/my.cnf
+MARIADB_TLS_DATA=$MARIADB_TLS_DIR/data
+MARIADB_TLS_SOCKET=$MARIADB_TLS_DIR/mariadbd.sock
+MARIADB_TLS_PID=$MARIADB_TLS_DIR/mariadbd.pid
+MARIADB_TLS_LOG=$MARIADB_TLS_DIR/mariadbd.log
 
 log() { printf '[services] %s\n' "$*" >&2; }
 die() { printf '[services] error: %s\n' "$*" >&2; exit 1; }
@@ -164,11 +192,167 @@ service_dir() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Test certificates, made once under $CERTS_DIR and kept (delete the directory to make new ones):
+#
+#   ca.pem ca.key                      the CA that signed every certificate below but other-client
+#   server.pem server.key              the servers' certificate: subjectAltName IP:127.0.0.1, DNS:localhost
+#   wrong-host.pem wrong-host.key      signed by the CA but only for DNS:wrong.example (hostname mismatch)
+#   client.pem client.key              CN=cdcd_cert, for mutual TLS (the cert-authenticated accounts)
+#   other-ca.pem other-ca.key          an unrelated CA that no service trusts (untrusted-CA tests), and
+#   other-client.pem other-client.key  a client certificate it signed (CN=cdcd_cert as well)
+#   truststore.p12 truststore.jks      the CA, alias "ca"; other-truststore.{p12,jks}: the other CA
+#   server.p12 server.jks              keystores holding the key, certificate and CA chain under
+#   client.p12 client.jks              the alias of their name (server, client, wrong-host)
+#   wrong-host.p12
+#
+# Keys are ECDSA P-256 (fast to make, taken by every client and server here); the PEM keys are
+# unencrypted PKCS#8 and private to root (libpq insists), every other file is world-readable.
+# Every keystore and truststore has the password $STORE_PASSWORD.
+
+certs_install() {
+	apt_ensure openssl
+	[[ -x $(command -v "$KEYTOOL") ]] || die "keytool not found (looked for $KEYTOOL): the JDK's keytool writes the JKS stores"
+}
+
+certs_pid() { [[ -e $CERTS_DIR/.complete ]] && echo "$CERTS_DIR"; }
+
+# certs_openssl_config prints the extensions of each kind of certificate.
+certs_openssl_config() {
+	cat <<-EOF
+		[req]
+		distinguished_name = dn
+		[dn]
+		[ca]
+		basicConstraints = critical, CA:TRUE
+		keyUsage = critical, keyCertSign, cRLSign
+		subjectKeyIdentifier = hash
+		[server]
+		basicConstraints = critical, CA:FALSE
+		keyUsage = critical, digitalSignature
+		extendedKeyUsage = serverAuth, clientAuth
+		subjectAltName = IP:127.0.0.1, DNS:localhost
+		subjectKeyIdentifier = hash
+		authorityKeyIdentifier = keyid
+		[wrong_host]
+		basicConstraints = critical, CA:FALSE
+		keyUsage = critical, digitalSignature
+		extendedKeyUsage = serverAuth, clientAuth
+		subjectAltName = DNS:wrong.example
+		subjectKeyIdentifier = hash
+		authorityKeyIdentifier = keyid
+		[client]
+		basicConstraints = critical, CA:FALSE
+		keyUsage = critical, digitalSignature
+		extendedKeyUsage = clientAuth
+		subjectKeyIdentifier = hash
+		authorityKeyIdentifier = keyid
+	EOF
+}
+
+# certs_ca DIR NAME CN makes the self-signed CA DIR/NAME.{pem,key}.
+certs_ca() {
+	local dir=$1 name=$2 cn=$3
+	openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -sha256 -days 3650 -subj "/CN=$cn" \
+		-config "$dir/openssl.cnf" -extensions ca -keyout "$dir/$name.key" -out "$dir/$name.pem"
+}
+
+# certs_leaf DIR NAME CA CN EXTENSIONS makes DIR/NAME.{pem,key}, signed by DIR/CA.{pem,key}.
+certs_leaf() {
+	local dir=$1 name=$2 ca=$3 cn=$4 ext=$5
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$cn" -config "$dir/openssl.cnf" \
+		-keyout "$dir/$name.key" -out "$dir/$name.csr" &&
+		openssl x509 -req -in "$dir/$name.csr" -CA "$dir/$ca.pem" -CAkey "$dir/$ca.key" -sha256 -days 3650 \
+			-set_serial "0x$(openssl rand -hex 16)" -extfile "$dir/openssl.cnf" -extensions "$ext" -out "$dir/$name.pem" &&
+		rm -f "$dir/$name.csr"
+}
+
+# A keytool run is a short JVM: the client compiler and the serial collector start it fastest.
+KEYTOOL_FAST=(-J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC -J-Xshare:auto)
+
+# certs_make DIR writes every file of the list above into DIR. The keys are made in parallel and
+# so are the keytool runs (each a JVM start): two to three seconds on two cores, once.
+certs_make() {
+	local dir=$1 pids=() pid name
+	certs_openssl_config >"$dir/openssl.cnf"
+	certs_ca "$dir" ca "cdcd test CA" & pids+=($!)
+	certs_ca "$dir" other-ca "cdcd untrusted test CA" & pids+=($!)
+	for pid in "${pids[@]}"; do wait "$pid" || return 1; done
+	pids=()
+	certs_leaf "$dir" server ca localhost server & pids+=($!)
+	certs_leaf "$dir" wrong-host ca wrong.example wrong_host & pids+=($!)
+	certs_leaf "$dir" client ca "$CERT_USER" client & pids+=($!)
+	certs_leaf "$dir" other-client other-ca "$CERT_USER" client & pids+=($!)
+	for pid in "${pids[@]}"; do wait "$pid" || return 1; done
+	pids=()
+	for name in server wrong-host client; do
+		openssl pkcs12 -export -in "$dir/$name.pem" -inkey "$dir/$name.key" -certfile "$dir/ca.pem" -name "$name" \
+			-passout "pass:$STORE_PASSWORD" -out "$dir/$name.p12" || return 1
+	done
+	for name in server client; do
+		"$KEYTOOL" "${KEYTOOL_FAST[@]}" -importkeystore -noprompt -srckeystore "$dir/$name.p12" -srcstoretype PKCS12 \
+			-srcstorepass "$STORE_PASSWORD" -destkeystore "$dir/$name.jks" -deststoretype JKS \
+			-deststorepass "$STORE_PASSWORD" -destkeypass "$STORE_PASSWORD" & pids+=($!)
+	done
+	local ca type ext
+	for ca in ca other-ca; do
+		for type in PKCS12 JKS; do
+			ext=p12
+			[[ $type == JKS ]] && ext=jks
+			"$KEYTOOL" "${KEYTOOL_FAST[@]}" -importcert -noprompt -alias ca -file "$dir/$ca.pem" -storetype "$type" \
+				-keystore "$dir/${ca%ca}truststore.$ext" -storepass "$STORE_PASSWORD" & pids+=($!)
+		done
+	done
+	for pid in "${pids[@]}"; do wait "$pid" || return 1; done
+	# libpq refuses a client key others may read; the servers get copies of their own.
+	chmod 644 "$dir"/*
+	chmod 600 "$dir"/*.key
+}
+
+certs_start() {
+	[[ -e $CERTS_DIR/.complete ]] && return 0
+	certs_install
+	ensure_state_dir
+	# The services that need the certificates may be started in parallel (`start all`): the first
+	# makes them under the lock, the others wait for it and find them made.
+	(
+		flock 9
+		[[ -e $CERTS_DIR/.complete ]] && exit 0
+		log "making test certificates in $CERTS_DIR"
+		# Made in a scratch directory and renamed at the end, so an interrupted run is never
+		# mistaken for a complete set.
+		scratch=$CERTS_DIR.partial
+		rm -rf "$scratch"
+		mkdir -p "$scratch"
+		certs_make "$scratch" >"$STATE_DIR/certs.log" 2>&1 || die "making the test certificates failed; see $STATE_DIR/certs.log"
+		touch "$scratch/.complete"
+		mv "$STATE_DIR/certs.log" "$scratch/make.log"
+		rm -rf "$CERTS_DIR"
+		mv "$scratch" "$CERTS_DIR"
+		chmod 755 "$CERTS_DIR"
+	) 9>"$STATE_DIR/.certs.lock"
+}
+
+# The certificates are files, not a process: nothing to stop, and they are kept across restarts.
+certs_stop() { :; }
+
+# ---------------------------------------------------------------------------------------------
 # PostgreSQL 15
 
 postgres_install() {
 	apt_ensure postgresql-15
 	[[ -x $PG_BIN/postgres ]] || die "$PG_BIN/postgres missing after installing postgresql-15"
+}
+
+# pg_initdb DIR DATA makes a cluster in DATA (unless there is one) whose postgresql.conf
+# includes cdcd.conf, the file each start writes.
+pg_initdb() {
+	local dir=$1 data=$2
+	[[ -s $data/PG_VERSION ]] && return 0
+	log "initdb $data"
+	rm -rf "$data"
+	run_as postgres "$PG_BIN/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
+		die "initdb failed; see $dir/initdb.log"
+	echo "include 'cdcd.conf'" >>"$data/postgresql.conf"
 }
 
 postgres_pid() { live_pid "$PG_DATA/postmaster.pid" "postgres -D $PG_DATA"; }
@@ -183,13 +367,7 @@ postgres_start() {
 	fi
 	postgres_install
 	service_dir postgres "$PG_DIR"
-	if [[ ! -s $PG_DATA/PG_VERSION ]]; then
-		log "initdb $PG_DATA"
-		rm -rf "$PG_DATA"
-		run_as postgres "$PG_BIN/initdb" -D "$PG_DATA" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$PG_DIR/initdb.log" 2>&1 ||
-			die "initdb failed; see $PG_DIR/initdb.log"
-		echo "include 'cdcd.conf'" >>"$PG_DATA/postgresql.conf"
-	fi
+	pg_initdb "$PG_DIR" "$PG_DATA"
 	# Rewritten on every start, so a changed port or setting takes effect without a new cluster.
 	# Durability is traded for speed (fsync etc. off): the cluster is disposable test state.
 	cat >"$PG_DATA/cdcd.conf" <<-EOF
@@ -216,6 +394,100 @@ postgres_stop() {
 	pid=$(postgres_pid) || return 0
 	# SIGINT is PostgreSQL's fast shutdown; SIGTERM (smart) would wait for open walsenders forever.
 	stop_pid postgres "$pid" INT
+}
+
+# ---------------------------------------------------------------------------------------------
+# PostgreSQL 15 that accepts TLS connections only (a second cluster of the same binaries)
+#
+# Over TCP only hostssl connections get in, normal and replication ones alike: $SECURE_USER
+# (LOGIN REPLICATION) and the superuser postgres ($PG_TLS_ADMIN_PASSWORD) by scram-sha-256, and
+# $CERT_USER by its client certificate. The script itself uses the Unix socket (trust).
+
+postgres_tls_install() { postgres_install; }
+
+postgres_tls_pid() { live_pid "$PG_TLS_DATA/postmaster.pid" "postgres -D $PG_TLS_DATA"; }
+
+# The probe is a TLS login over TCP, the connection the tests make.
+postgres_tls_ready() {
+	PGPASSWORD=$SECURE_PASSWORD PGCONNECT_TIMEOUT=5 "$PG_BIN/psql" -XAtq -c 'SELECT 1' \
+		"host=127.0.0.1 port=$PG_TLS_PORT dbname=postgres user=$SECURE_USER sslmode=verify-full sslrootcert=$CERTS_DIR/ca.pem" >/dev/null 2>&1
+}
+
+# postgres_tls_socket_ready answers once the postmaster takes connections on its socket, before
+# the accounts exist.
+postgres_tls_socket_ready() { "$PG_BIN/pg_isready" -q -h "$PG_TLS_DATA" -p "$PG_TLS_PORT" -d postgres -U postgres; }
+
+postgres_tls_write_config() {
+	# The server's key must belong to the server's user and be private to it.
+	install -o postgres -g postgres -m 600 "$CERTS_DIR/server.key" "$PG_TLS_DATA/server.key"
+	install -o postgres -g postgres -m 644 "$CERTS_DIR/server.pem" "$PG_TLS_DATA/server.crt"
+	install -o postgres -g postgres -m 644 "$CERTS_DIR/ca.pem" "$PG_TLS_DATA/root.crt"
+	cat >"$PG_TLS_DATA/cdcd.conf" <<-EOF
+		listen_addresses = '127.0.0.1'
+		port = $PG_TLS_PORT
+		unix_socket_directories = '$PG_TLS_DATA'
+		wal_level = logical
+		max_replication_slots = 20
+		max_wal_senders = 20
+		fsync = off
+		synchronous_commit = off
+		full_page_writes = off
+		ssl = on
+		ssl_cert_file = 'server.crt'
+		ssl_key_file = 'server.key'
+		ssl_ca_file = 'root.crt'
+		password_encryption = 'scram-sha-256'
+	EOF
+	# The first matching line wins: TCP without TLS is rejected before any other line is read.
+	# "replication" matches physical replication only; logical replication connections
+	# (replication=database) name a database and match "all".
+	cat >"$PG_TLS_DATA/pg_hba.conf" <<-EOF
+		local     all         all                   trust
+		hostnossl all         all         0.0.0.0/0 reject
+		hostnossl all         all         ::/0      reject
+		hostssl   all         $CERT_USER  0.0.0.0/0 cert
+		hostssl   replication $CERT_USER  0.0.0.0/0 cert
+		hostssl   all         all         0.0.0.0/0 scram-sha-256
+		hostssl   replication all         0.0.0.0/0 scram-sha-256
+	EOF
+	chown postgres:postgres "$PG_TLS_DATA/cdcd.conf" "$PG_TLS_DATA/pg_hba.conf"
+}
+
+# postgres_tls_users creates or updates the accounts (idempotent, a few milliseconds).
+postgres_tls_users() {
+	run_as postgres "$PG_BIN/psql" -XAtq -v ON_ERROR_STOP=1 -h "$PG_TLS_DATA" -p "$PG_TLS_PORT" -U postgres -d postgres <<-EOF
+		SET password_encryption = 'scram-sha-256';
+		SELECT 'CREATE ROLE $SECURE_USER' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$SECURE_USER') \gexec
+		SELECT 'CREATE ROLE $CERT_USER' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$CERT_USER') \gexec
+		ALTER ROLE $SECURE_USER WITH LOGIN REPLICATION PASSWORD '$SECURE_PASSWORD';
+		ALTER ROLE $CERT_USER WITH LOGIN REPLICATION PASSWORD NULL;
+		ALTER ROLE postgres WITH PASSWORD '$PG_TLS_ADMIN_PASSWORD';
+	EOF
+}
+
+postgres_tls_start() {
+	certs_start
+	if postgres_tls_pid >/dev/null; then
+		log "postgres_tls already running"
+		wait_ready postgres_tls postgres_tls_pid postgres_tls_ready "$PG_TLS_LOG"
+		return 0
+	fi
+	postgres_tls_install
+	service_dir postgres "$PG_TLS_DIR"
+	pg_initdb "$PG_TLS_DIR" "$PG_TLS_DATA"
+	postgres_tls_write_config
+	log "starting postgres_tls on 127.0.0.1:$PG_TLS_PORT (TLS only)"
+	setsid -w runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_TLS_DATA" -l "$PG_TLS_LOG" -w -t "$START_TIMEOUT" start >/dev/null </dev/null ||
+		die "postgres_tls did not start; see $PG_TLS_LOG"
+	wait_ready postgres_tls postgres_tls_pid postgres_tls_socket_ready "$PG_TLS_LOG"
+	postgres_tls_users >/dev/null || die "creating the postgres_tls accounts failed; see $PG_TLS_LOG"
+	wait_ready postgres_tls postgres_tls_pid postgres_tls_ready "$PG_TLS_LOG"
+}
+
+postgres_tls_stop() {
+	local pid
+	pid=$(postgres_tls_pid) || return 0
+	stop_pid postgres_tls "$pid" INT
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -308,6 +580,106 @@ mariadb_stop() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# MariaDB 10.11 that requires TLS (a second instance, binlog set up like the first)
+#
+# require_secure_transport refuses TCP without TLS (the Unix socket, which the script uses, is
+# exempt). Accounts: root@127.0.0.1 ($MARIADB_ROOT_PASSWORD), the capture user $SECURE_USER
+# (REQUIRE SSL) and $CERT_USER (REQUIRE X509: a client certificate the CA signed), both with the
+# capture grants of the first instance and the password $SECURE_PASSWORD.
+
+mariadb_tls_install() { mariadb_install; }
+
+mariadb_tls_pid() { live_pid "$MARIADB_TLS_PID" "mariadbd --defaults-file=$MARIADB_TLS_CNF"; }
+
+mariadb_tls_ready() { mariadb-admin --defaults-file="$MARIADB_TLS_CNF" ping >/dev/null 2>&1; }
+
+mariadb_tls_write_cnf() {
+	# The server's own copies: the key in $CERTS_DIR is root's.
+	install -o mysql -g mysql -m 600 "$CERTS_DIR/server.key" "$MARIADB_TLS_DIR/server.key"
+	install -o mysql -g mysql -m 644 "$CERTS_DIR/server.pem" "$MARIADB_TLS_DIR/server.pem"
+	install -o mysql -g mysql -m 644 "$CERTS_DIR/ca.pem" "$MARIADB_TLS_DIR/ca.pem"
+	cat >"$MARIADB_TLS_CNF" <<-EOF
+		[mysqld]
+		user = mysql
+		datadir = $MARIADB_TLS_DATA
+		socket = $MARIADB_TLS_SOCKET
+		pid-file = $MARIADB_TLS_DATA/mariadbd.pid
+		log-error = $MARIADB_TLS_LOG
+		port = $MARIADB_TLS_PORT
+		bind-address = 127.0.0.1
+		skip-name-resolve
+		server_id = 1
+		log_bin = mariadb-bin
+		binlog_format = ROW
+		binlog_row_image = FULL
+		binlog_row_metadata = FULL
+		binlog_annotate_row_events = ON
+		gtid_strict_mode = ON
+		innodb_flush_log_at_trx_commit = 2
+		ssl_cert = $MARIADB_TLS_DIR/server.pem
+		ssl_key = $MARIADB_TLS_DIR/server.key
+		ssl_ca = $MARIADB_TLS_DIR/ca.pem
+		require_secure_transport = ON
+
+		[client]
+		socket = $MARIADB_TLS_SOCKET
+		port = $MARIADB_TLS_PORT
+		user = root
+		password = $MARIADB_ROOT_PASSWORD
+	EOF
+}
+
+# mariadb_tls_bootstrap_users is mariadb_bootstrap_users for this instance (see there).
+mariadb_tls_bootstrap_users() {
+	local grants='SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR, LOCK TABLES'
+	mariadb --no-defaults --socket="$MARIADB_TLS_SOCKET" -u root <<-EOF
+		CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';
+		ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY '$MARIADB_ROOT_PASSWORD';
+		GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
+		DROP USER IF EXISTS 'root'@'::1', 'root'@'$(hostname)';
+		CREATE USER IF NOT EXISTS '$SECURE_USER'@'%';
+		ALTER USER '$SECURE_USER'@'%' IDENTIFIED BY '$SECURE_PASSWORD' REQUIRE SSL;
+		GRANT $grants ON *.* TO '$SECURE_USER'@'%';
+		CREATE USER IF NOT EXISTS '$CERT_USER'@'%';
+		ALTER USER '$CERT_USER'@'%' IDENTIFIED BY '$SECURE_PASSWORD' REQUIRE X509;
+		GRANT $grants ON *.* TO '$CERT_USER'@'%';
+		ALTER USER 'root'@'localhost' IDENTIFIED BY '$MARIADB_ROOT_PASSWORD';
+	EOF
+}
+
+mariadb_tls_start() {
+	certs_start
+	if mariadb_tls_pid >/dev/null; then
+		log "mariadb_tls already running"
+		wait_ready mariadb_tls mariadb_tls_pid mariadb_tls_ready "$MARIADB_TLS_LOG"
+		return 0
+	fi
+	mariadb_tls_install
+	service_dir mysql "$MARIADB_TLS_DIR"
+	mariadb_tls_write_cnf
+	if [[ ! -d $MARIADB_TLS_DATA/mysql ]]; then
+		log "mariadb-install-db $MARIADB_TLS_DATA"
+		rm -rf "$MARIADB_TLS_DATA" "$MARIADB_TLS_DIR/.users-created"
+		mariadb-install-db --defaults-file="$MARIADB_TLS_CNF" --auth-root-authentication-method=normal --skip-test-db \
+			>"$MARIADB_TLS_DIR/install-db.log" 2>&1 || die "mariadb-install-db failed; see $MARIADB_TLS_DIR/install-db.log"
+	fi
+	log "starting mariadb_tls on 127.0.0.1:$MARIADB_TLS_PORT (TLS required)"
+	spawn "$MARIADB_TLS_PID" "$MARIADB_TLS_DIR/mariadbd.out" /usr/sbin/mariadbd --defaults-file="$MARIADB_TLS_CNF"
+	wait_ready mariadb_tls mariadb_tls_pid mariadb_tls_ready "$MARIADB_TLS_LOG"
+	if [[ ! -e $MARIADB_TLS_DIR/.users-created ]]; then
+		mariadb_tls_bootstrap_users || die "creating the mariadb_tls users failed; see $MARIADB_TLS_LOG"
+		touch "$MARIADB_TLS_DIR/.users-created"
+	fi
+}
+
+mariadb_tls_stop() {
+	local pid
+	pid=$(mariadb_tls_pid) || return 0
+	stop_pid mariadb_tls "$pid" TERM
+	rm -f "$MARIADB_TLS_PID"
+}
+
+# ---------------------------------------------------------------------------------------------
 # Kafka 4.4.0 (KRaft, one node that is both broker and controller)
 
 # kafka_pom prints the throwaway Maven project whose runtime dependencies are the broker's jars.
@@ -386,16 +758,70 @@ kafka_ready() {
 	[[ $metadata == *" 1 brokers:"* ]]
 }
 
+# kafka_sasl_ssl_ready logs in on the SASL_SSL listener with PLAIN (Debian's kcat fails SCRAM
+# here; the tests check SCRAM with Kafka's own client and kafka-go).
+kafka_sasl_ssl_ready() {
+	local metadata
+	# kcat waits out its timeout on a closed port: fail at once instead.
+	(exec 3<>"/dev/tcp/127.0.0.1/$KAFKA_SASL_SSL_PORT") 2>/dev/null || return 1
+	metadata=$(kcat -b "127.0.0.1:$KAFKA_SASL_SSL_PORT" -L -m 5 -X security.protocol=SASL_SSL -X sasl.mechanisms=PLAIN \
+		-X sasl.username="$SECURE_USER" -X sasl.password="$SECURE_PASSWORD" -X ssl.ca.location="$CERTS_DIR/ca.pem" 2>/dev/null) || return 1
+	[[ $metadata == *"127.0.0.1:$KAFKA_SASL_SSL_PORT"* ]]
+}
+
+kafka_cluster_id() { sed -n 's/^cluster\.id=//p' "$KAFKA_DATA/meta.properties" 2>/dev/null; }
+
+# The SCRAM users, as `kafka-storage format --add-scram` and ConfigCommand take them.
+KAFKA_SCRAM_MECHANISMS=(SCRAM-SHA-512 SCRAM-SHA-256)
+kafka_scram_mark() { echo "$(kafka_cluster_id) $SECURE_USER:$SECURE_PASSWORD ${KAFKA_SCRAM_MECHANISMS[*]}"; }
+
+# kafka_scram_users makes sure the SCRAM users exist in the running cluster. A storage formatted
+# by this script has them from the start; one formatted before the SASL_SSL listener existed gets
+# them here, once, through the PLAINTEXT listener. ConfigCommand sets a credential (repeated, it
+# sets it again); the controller refuses two mechanisms of one user in one request, so each
+# mechanism has a run of its own, side by side.
+kafka_scram_users() {
+	local mark mech pids=() pid
+	mark=$(kafka_scram_mark)
+	[[ -r $KAFKA_SCRAM_MARK && $(<"$KAFKA_SCRAM_MARK") == "$mark" ]] && return 0
+	log "adding the SCRAM user $SECURE_USER (${KAFKA_SCRAM_MECHANISMS[*]}) to kafka"
+	for mech in "${KAFKA_SCRAM_MECHANISMS[@]}"; do
+		"$JAVA" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dlog4j2.configurationFile="$KAFKA_LOG4J" -cp "$KAFKA_LIBS/*" \
+			org.apache.kafka.tools.ConfigCommand --bootstrap-server "127.0.0.1:$KAFKA_PORT" --alter --entity-type users \
+			--entity-name "$SECURE_USER" --add-config "$mech=[password=$SECURE_PASSWORD]" >>"$KAFKA_DIR/scram.log" 2>&1 &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || die "adding the SCRAM users failed; see $KAFKA_DIR/scram.log"
+	done
+	echo "$mark" >"$KAFKA_SCRAM_MARK"
+}
+
 kafka_write_config() {
 	cat >"$KAFKA_PROPS" <<-EOF
 		process.roles=broker,controller
 		node.id=1
 		controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-		listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-		advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+		listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT
+		advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT
 		controller.listener.names=CONTROLLER
 		inter.broker.listener.name=PLAINTEXT
-		listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+		listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL
+		# SASL_SSL, for clients only (brokers and controller talk PLAINTEXT). PLAIN users are the
+		# user_<name> entries of the PLAIN line; SCRAM users live in the cluster metadata (kafka_scram_users).
+		sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN
+		listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SECURE_USER="$SECURE_PASSWORD";
+		listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+		listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+		listener.name.sasl_ssl.ssl.keystore.type=PKCS12
+		listener.name.sasl_ssl.ssl.keystore.location=$CERTS_DIR/server.p12
+		listener.name.sasl_ssl.ssl.keystore.password=$STORE_PASSWORD
+		listener.name.sasl_ssl.ssl.key.password=$STORE_PASSWORD
+		listener.name.sasl_ssl.ssl.truststore.type=PKCS12
+		listener.name.sasl_ssl.ssl.truststore.location=$CERTS_DIR/truststore.p12
+		listener.name.sasl_ssl.ssl.truststore.password=$STORE_PASSWORD
+		# A client may present a certificate (it must then be the CA's); SASL still decides who it is.
+		listener.name.sasl_ssl.ssl.client.auth=requested
 		log.dirs=$KAFKA_DATA
 		num.partitions=1
 		auto.create.topics.enable=true
@@ -421,28 +847,46 @@ kafka_write_config() {
 	EOF
 }
 
+# kafka_cluster_id_new prints a random cluster id as `StorageTool random-uuid` would (16 random
+# bytes, unpadded base64url, not starting with "-") without the second of a JVM start.
+kafka_cluster_id_new() {
+	local id
+	while id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22); [[ $id == -* ]]; do :; done
+	echo "$id"
+}
+
 kafka_start() {
 	if kafka_pid >/dev/null; then
 		log "kafka already running"
 		wait_ready kafka kafka_pid kafka_ready "$KAFKA_LOG"
+		certs_start
+		kafka_sasl_ssl_ready || log "warning: kafka was started without the SASL_SSL listener on $KAFKA_SASL_SSL_PORT; restart it (stop kafka, start kafka) to get one"
+		kafka_scram_users
 		return 0
 	fi
 	kafka_install
 	mkdir -p "$KAFKA_DATA"
 	kafka_write_config
 	if [[ ! -s $KAFKA_DATA/meta.properties ]]; then
-		local tool cluster_id
+		local tool cluster_id scram=() mech
 		tool=$(cat "$KAFKA_LIBS/.storage-tool-class")
-		log "formatting Kafka storage $KAFKA_DATA ($tool)"
-		cluster_id=$("$JAVA" -cp "$KAFKA_LIBS/*" "$tool" random-uuid 2>>"$KAFKA_DIR/format.log") ||
-			die "StorageTool random-uuid failed; see $KAFKA_DIR/format.log"
+		cluster_id=$(kafka_cluster_id_new)
+		log "formatting Kafka storage $KAFKA_DATA ($tool, cluster $cluster_id)"
+		for mech in "${KAFKA_SCRAM_MECHANISMS[@]}"; do
+			scram+=(--add-scram "$mech=[name=$SECURE_USER,password=$SECURE_PASSWORD]")
+		done
 		"$JAVA" -Dlog4j2.configurationFile="$KAFKA_LOG4J" -cp "$KAFKA_LIBS/*" "$tool" format -t "$cluster_id" -c "$KAFKA_PROPS" \
-			>>"$KAFKA_DIR/format.log" 2>&1 || die "StorageTool format failed; see $KAFKA_DIR/format.log"
+			"${scram[@]}" >>"$KAFKA_DIR/format.log" 2>&1 || die "StorageTool format failed; see $KAFKA_DIR/format.log"
+		kafka_scram_mark >"$KAFKA_SCRAM_MARK"
 	fi
-	log "starting kafka on 127.0.0.1:$KAFKA_PORT (controller $KAFKA_CONTROLLER_PORT)"
+	# Only the broker reads the keystores, so formatting does not wait for them.
+	certs_start
+	log "starting kafka on 127.0.0.1:$KAFKA_PORT (controller $KAFKA_CONTROLLER_PORT, SASL_SSL $KAFKA_SASL_SSL_PORT)"
 	spawn "$KAFKA_PID" "$KAFKA_OUT" "$JAVA" -Xmx1g -Xms256m -Dlog4j2.configurationFile="$KAFKA_LOG4J" \
 		-cp "$KAFKA_LIBS/*" kafka.Kafka "$KAFKA_PROPS"
 	wait_ready kafka kafka_pid kafka_ready "$KAFKA_LOG and $KAFKA_OUT"
+	wait_ready kafka kafka_pid kafka_sasl_ssl_ready "$KAFKA_LOG and $KAFKA_OUT"
+	kafka_scram_users
 }
 
 kafka_stop() {
@@ -456,29 +900,69 @@ kafka_stop() {
 
 service_status() {
 	local svc=$1 pid
+	if [[ $svc == certs ]]; then
+		if certs_pid >/dev/null; then printf '%-12s made (%s)\n' certs "$CERTS_DIR"; else printf '%-12s none\n' certs; return 1; fi
+		return 0
+	fi
 	if pid=$("${svc}_pid"); then
-		printf '%-8s up   (pid %s)\n' "$svc" "$pid"
+		printf '%-12s up   (pid %s%s)\n' "$svc" "$pid" "$(service_detail "$svc")"
 	else
-		printf '%-8s down\n' "$svc"
+		printf '%-12s down\n' "$svc"
 		return 1
 	fi
 }
 
+# service_detail SVC prints what status adds to the pid of a running service.
+service_detail() {
+	case $1 in
+	postgres) echo ", 127.0.0.1:$PG_PORT" ;;
+	postgres_tls) echo ", 127.0.0.1:$PG_TLS_PORT, TLS only" ;;
+	mariadb) echo ", 127.0.0.1:$MARIADB_PORT" ;;
+	mariadb_tls) echo ", 127.0.0.1:$MARIADB_TLS_PORT, TLS required" ;;
+	kafka)
+		if kafka_sasl_ssl_ready; then
+			echo ", PLAINTEXT 127.0.0.1:$KAFKA_PORT, SASL_SSL 127.0.0.1:$KAFKA_SASL_SSL_PORT"
+		else
+			echo ", PLAINTEXT 127.0.0.1:$KAFKA_PORT, SASL_SSL 127.0.0.1:$KAFKA_SASL_SSL_PORT NOT answering: restart kafka"
+		fi
+		;;
+	esac
+}
+
 usage() {
-	echo "usage: $0 {install|start|stop|status} {postgres|mariadb|kafka|all}" >&2
+	echo "usage: $0 {install|start|stop|status} {postgres|postgres_tls|mariadb|mariadb_tls|kafka|certs|all}" >&2
 	exit 2
+}
+
+# start_parallel SVC... starts the services side by side (most of a start is waiting for a JVM
+# or a server), after installing what they need one after the other (apt-get takes no company).
+start_parallel() {
+	local svcs=("$@") pids=() failed=() i
+	for i in "${!svcs[@]}"; do "${svcs[i]}_install"; done
+	for i in "${!svcs[@]}"; do
+		"${svcs[i]}_start" &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[i]}" || failed+=("${svcs[i]}")
+	done
+	((${#failed[@]} == 0)) || die "failed to start: ${failed[*]}"
 }
 
 main() {
 	(($# == 2)) || usage
-	local action=$1 target=$2 services svc rc=0
+	local action=$1 target=${2//-/_} services svc rc=0
 	case $target in
-	postgres | mariadb | kafka) services=("$target") ;;
-	all) services=(postgres mariadb kafka) ;;
+	postgres | postgres_tls | mariadb | mariadb_tls | kafka | certs) services=("$target") ;;
+	all) services=(certs postgres postgres_tls mariadb mariadb_tls kafka) ;;
 	*) usage ;;
 	esac
 	case $action in
-	install | start | stop)
+	start)
+		[[ $EUID -eq 0 ]] || die "run as root: services are set up with apt-get and started with runuser"
+		if ((${#services[@]} > 1)); then start_parallel "${services[@]}"; else "${services[0]}_start"; fi
+		;;
+	install | stop)
 		[[ $EUID -eq 0 ]] || die "run as root: services are set up with apt-get and started with runuser"
 		for svc in "${services[@]}"; do "${svc}_${action}"; done
 		;;
