@@ -1,8 +1,12 @@
 package connect
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/schema/configdef"
+	"github.com/cdcd/cdcd/source/props"
 )
 
 // connectorKeys are the settings Connect itself defines for every source connector (ConnectorConfig,
@@ -27,9 +31,73 @@ func (w *Worker) connectorKeys() []configdef.Key {
 			k.Validator = configdef.AtLeast(1)
 		case "errors.tolerance":
 			k.Validator = configdef.ValidString("none", "all")
+		case "exactly.once.support":
+			k.Validator = configdef.CaseInsensitiveValidString("requested", "required")
+		case "transaction.boundary":
+			k.Validator = configdef.CaseInsensitiveValidString("poll", "interval", "connector")
+		case "transaction.boundary.interval.ms":
+			atLeast0 := configdef.AtLeast(0)
+			k.Validator = func(name string, value any) error { // unset: offset.flush.interval.ms
+				if value == nil {
+					return nil
+				}
+				return atLeast0(name, value)
+			}
 		}
 	}
 	return keys
+}
+
+// unimplementedConnectKeys are Connect's connector keys whose other values ask for what cdcd does not do yet:
+// retrying
+// failed conversions and transforms (errors.retry.*: cdcd's are deterministic, so a retry could only repeat
+// the failure, but a config that asks for one is refused rather than given none; the budget of a task's restarts after
+// retriable errors is Debezium's errors.max.retries, see task.run), a connector's own offsets
+// topic, and plugin versions other than the one cdcd is. Each passes at its default or unset.
+//
+// Every other key of connectKeys is honoured: name, connector.class, tasks.max (each connector runs one
+// task, as Debezium's do, so tasks.max.enforce holds whatever its value), exactly.once.support and the
+// transaction.boundary keys (exactlyOnceErrors, task.exactlyOnce), the converters, transforms and
+// predicates, errors.tolerance and errors.log.*, topic.creation.groups (sink/kafka), and config.action.reload
+// (the env, file and directory providers give values without a time to live, so Connect never reloads them
+// either).
+var unimplementedConnectKeys = []string{"errors.retry.timeout", "errors.retry.delay.max.ms", "offsets.storage.topic",
+	"connector.plugin.version", "key.converter.plugin.version", "value.converter.plugin.version", "header.converter.plugin.version"}
+
+// ConnectorKeys is the accounting of Connect's own connector keys (connectKeys; its plugin versions default
+// to cdcd's, the only one there is): unimplementedConnectKeys are refused unless at their defaults, the
+// others honoured. The README's key table is generated from it.
+func ConnectorKeys() props.Keys {
+	keys := connectKeys()
+	for i := range keys {
+		if k := &keys[i]; strings.HasSuffix(k.Name, "plugin.version") {
+			k.Default = configdef.Ptr(pluginVersion()) // Connect's converters' default is none
+		}
+	}
+	return props.Keys{Declared: keys, Refused: unimplementedConnectKeys}
+}
+
+// exactlyOnceErrors are the preflight checks of DistributedHerder.validateSourceConnectorExactlyOnceSupport
+// with Connect's messages. cdcd's connectors support exactly-once whatever their config (Debezium's
+// exactlyOnceSupport answers SUPPORTED), and, unlike Debezium's, define transaction boundaries: with
+// transaction.boundary=connector each source transaction is one Kafka transaction.
+func (w *Worker) exactlyOnceErrors(cfg map[string]string) []keyError {
+	if strings.EqualFold(strings.TrimSpace(cfg["exactly.once.support"]), "required") && !w.cfg.ExactlyOnceSource {
+		return []keyError{{key: "exactly.once.support", msg: "This worker does not have exactly-once source support enabled."}}
+	}
+	return nil
+}
+
+// connectKeyRefusals are the refusals of unimplementedConnectKeys in cfg, each on its key.
+func connectKeyRefusals(cfg map[string]string) []keyError {
+	var out []keyError
+	for _, err := range ConnectorKeys().Refusals(cfg) {
+		var refused *props.NotImplementedError
+		if errors.As(err, &refused) {
+			out = append(out, keyError{key: refused.Key, msg: err.Error()})
+		}
+	}
+	return out
 }
 
 // connectKeys is generated from the validate response of Kafka Connect 4.4.0 (the keys before Debezium's

@@ -1,12 +1,15 @@
 package connect
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/cdcd/cdcd/sink"
 	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/signal"
+	kafkago "github.com/segmentio/kafka-go"
 )
 
 // Parts are the concrete pieces a runtime runs, wired by cmd/cdcd: the connector classes, the sink every
@@ -18,6 +21,13 @@ type Parts struct {
 	Sink sink.Opener
 	// Logs opens the durable logs readers keep beside their stream (the binlog schema history).
 	Logs source.LogOpener
+	// Signals opens the consumers of the connectors' Kafka signal topics (the kafka signal channel).
+	Signals signal.KafkaOpener
+	// Kafka carries every request of the distributed worker's own Kafka clients (the group membership and
+	// the config, offset and status topics): the worker's one transport, with the TLS and SASL of its
+	// top-level settings, shared by all of them. Nil gives each client a kafka-go Transport of its own
+	// with kafka-go's defaults (plaintext). Standalone mode has no such clients.
+	Kafka kafkago.RoundTripper
 	// OwnsWorkerKey reports worker keys that a wired part reads (the slot guardian's, the REST API's
 	// credentials file), which Connect does not define; nil owns none.
 	OwnsWorkerKey func(key string) bool
@@ -67,7 +77,8 @@ func (s connectorSet) classes() string {
 }
 
 // CheckConnectorConfig resolves a connector config as submitted and checks it as its task will read it: a
-// known class and values the connector accepts. The error names keys and problems, never a secret.
+// known class, Connect keys at values cdcd implements, and values the connector accepts. The error names
+// keys and problems, never a secret.
 func (w *Worker) CheckConnectorConfig(name string, raw map[string]string, log *slog.Logger) error {
 	resolved, err := w.ResolveConnectorConfig(raw)
 	if err != nil {
@@ -78,6 +89,18 @@ func (w *Worker) CheckConnectorConfig(name string, raw map[string]string, log *s
 		return err
 	}
 	hidden := secretsOf(raw, resolved, w.keysOf(resolved))
-	_, err = c.NewTask(name, resolved, hidden.logger(log))
-	return hidden.error(err)
+	var errs []error
+	for _, e := range append(connectKeyRefusals(resolved), w.exactlyOnceErrors(resolved)...) {
+		errs = append(errs, errors.New(e.String()))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if _, err = c.NewTask(name, resolved, hidden.logger(log)); err != nil {
+		return hidden.error(err)
+	}
+	for _, e := range w.clientErrors(name, resolved) {
+		errs = append(errs, errors.New(hidden.scrub(e.String())))
+	}
+	return errors.Join(errs...)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cdcd/cdcd/connect/cluster"
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
+	kafkago "github.com/segmentio/kafka-go"
 )
 
 // Distributed is a distributed worker: connect-distributed's behaviour with the same worker properties.
@@ -31,6 +32,7 @@ type Distributed struct {
 	log    *slog.Logger
 	stores *cluster.Stores
 	member *cluster.Member
+	kafka  kafkago.RoundTripper // the worker's transport for the group and the topics; nil: kafka-go's defaults
 	// configs is the config topic as reconciliation reads it (stores.Configs once open).
 	configs configView
 	url     string // this worker's advertised REST URL, ending in "/"
@@ -50,9 +52,13 @@ type Distributed struct {
 	leader          bool
 	leaderURL       string
 	rebalanceNeeded bool
-	rebalanceOffset int64 // the config offset an assignment must reach to clear rebalanceNeeded
+	rebalanceOffset int64         // the config offset an assignment must reach to clear rebalanceNeeded
+	rebalanced      chan struct{} // closed when rebalanceNeeded clears; a new one for each pending rebalance
 
-	// mu serialises reconciliation (which may wait for a task to stop) and guards what it keeps.
+	// reconcileMu serialises reconciliation and local restarts, which may wait for tasks to stop (each
+	// at most task.shutdown.graceful.timeout.ms, all at once). mu guards what reconciliation keeps and
+	// is held only briefly: never while a task stops, so readers of it never wait for a stop.
+	reconcileMu     sync.Mutex
 	mu              sync.Mutex
 	owned           map[cluster.Item]bool
 	running         map[string]*connector // connector name → its task running here, with its task config
@@ -77,6 +83,7 @@ func NewDistributed(cfg *config.Worker, parts Parts, log *slog.Logger) (*Distrib
 		connectorStates: map[string]cluster.State{},
 		publishing:      map[string]bool{},
 	}
+	d.kafka = parts.Kafka
 	d.generation.Store(-1)
 	// The offset store is opened in Open; the worker reads it through d until then.
 	w, err := newWorker(cfg, lazyOffsets{d}, parts, log)
@@ -121,7 +128,11 @@ func (d *Distributed) SetHTTPClient(c *http.Client) { d.client = c }
 // Open opens the internal topics (creating them when missing) and prepares the group membership;
 // advertisedURL is this worker's REST base URL as other workers reach it.
 func (d *Distributed) Open(ctx context.Context, advertisedURL string) error {
-	stores, err := cluster.OpenStores(ctx, d.w.cfg, func(string) { d.requestReconcile() }, d.log)
+	var opts []cluster.StoresOption
+	if d.kafka != nil {
+		opts = append(opts, cluster.WithTransport(d.kafka))
+	}
+	stores, err := cluster.OpenStores(ctx, d.w.cfg, func(string) { d.requestReconcile() }, d.log, opts...)
 	if err != nil {
 		return err
 	}
@@ -130,6 +141,7 @@ func (d *Distributed) Open(ctx context.Context, advertisedURL string) error {
 	d.url = advertisedURL
 	mc := cluster.MemberConfigFor(d.w.cfg)
 	mc.URL, mc.Configs, mc.OnAssignment, mc.Logger = advertisedURL, stores.Configs, d.onAssignment, d.log
+	mc.Transport = d.kafka
 	member, err := cluster.NewMember(mc)
 	if err != nil {
 		stores.Close()
@@ -188,16 +200,27 @@ func (d *Distributed) reconcileLoop(ctx context.Context) {
 		}
 		snap := d.configs.Snapshot()
 		if needsRebalance(d.known, snap) {
-			d.stateMu.Lock()
-			d.rebalanceNeeded, d.rebalanceOffset = true, snap.Offset
-			d.stateMu.Unlock()
+			d.markRebalanceNeeded(snap.Offset)
 			d.member.RequestRejoin()
 		}
 		d.known = snap
+		d.reconcileMu.Lock()
 		d.mu.Lock()
 		d.reconcileLocked(snap)
 		d.mu.Unlock()
+		d.reconcileMu.Unlock()
 	}
+}
+
+// markRebalanceNeeded holds leader-only requests (leaderOnly) until an assignment made from the config at
+// offset or later.
+func (d *Distributed) markRebalanceNeeded(offset int64) {
+	d.stateMu.Lock()
+	defer d.stateMu.Unlock()
+	if !d.rebalanceNeeded {
+		d.rebalanced = make(chan struct{})
+	}
+	d.rebalanceNeeded, d.rebalanceOffset = true, offset
 }
 
 // needsRebalance says whether the work to assign changed: connectors added or removed, or task counts.
@@ -219,13 +242,16 @@ func (d *Distributed) onAssignment(a cluster.Assignment) {
 	d.generation.Store(a.Generation)
 	d.stateMu.Lock()
 	d.leader, d.leaderURL = a.Leader, a.LeaderURL
-	if a.Generation >= 0 && a.ConfigOffset >= d.rebalanceOffset {
+	if a.Generation >= 0 && a.ConfigOffset >= d.rebalanceOffset && d.rebalanceNeeded {
 		d.rebalanceNeeded = false
+		close(d.rebalanced)
 	}
 	d.stateMu.Unlock()
 	d.log.Info("group assignment", "generation", a.Generation, "leader", a.Leader, "assigned", itemNames(a.Assigned), "revoked", itemNames(a.Revoked))
 
 	rebalances.Inc()
+	d.reconcileMu.Lock()
+	defer d.reconcileMu.Unlock()
 	d.mu.Lock()
 	d.owned = map[cluster.Item]bool{}
 	connectors, tasks := 0, 0
@@ -268,16 +294,23 @@ func targetOf(snap cluster.ConfigSnapshot, name string) TargetState {
 }
 
 // reconcileLocked makes what runs here match the owned items and the config: tasks no longer owned,
-// no longer configured, stopped, or whose task config changed are stopped (and waited for); owned
-// tasks not running are started; target states reach running tasks; owned connectors report their
-// state and get the task configs their config implies. Callers hold d.mu.
+// no longer configured, stopped, or whose task config changed are stopped (and waited for, all at once,
+// with d.mu released); owned tasks not running are started; target states reach running tasks; owned
+// connectors report their state and get the task configs their config implies. Callers hold
+// d.reconcileMu and d.mu.
 func (d *Distributed) reconcileLocked(snap cluster.ConfigSnapshot) {
+	var stopping []*connector
+	var gone []string // connectors that no longer run here: their metrics are deleted
 	for name, c := range d.running {
 		cfg, ok := taskConfig(snap, name)
 		target := targetOf(snap, name)
-		if !d.owned[cluster.Item{Connector: name, Task: 0}] || !ok || target == TargetStopped || !maps.Equal(cfg, c.config) {
-			d.w.stopTask(c)
+		owned := d.owned[cluster.Item{Connector: name, Task: 0}]
+		if !owned || !ok || target == TargetStopped || !maps.Equal(cfg, c.config) {
+			stopping = append(stopping, c)
 			delete(d.running, name)
+			if _, configured := snap.Connectors[name]; !owned || !configured {
+				gone = append(gone, name)
+			}
 			continue
 		}
 		if c.target != target {
@@ -288,6 +321,14 @@ func (d *Distributed) reconcileLocked(snap cluster.ConfigSnapshot) {
 				d.taskStateChanged(name, state, trace)
 			}
 		}
+	}
+	if len(stopping) > 0 {
+		d.mu.Unlock()
+		d.stopTasks(stopping)
+		for _, name := range gone {
+			forgetConnectorMetrics(name)
+		}
+		d.mu.Lock()
 	}
 	for _, it := range slices.SortedFunc(maps.Keys(d.owned), compareItem) {
 		if it.IsConnector() || d.running[it.Connector] != nil {
@@ -307,6 +348,20 @@ func (d *Distributed) reconcileLocked(snap cluster.ConfigSnapshot) {
 		d.w.startTask(c)
 	}
 	d.reconcileConnectorsLocked(snap)
+}
+
+// stopTasks stops the tasks of cs at once and returns when all stopped or were abandoned, after
+// task.shutdown.graceful.timeout.ms at most. Callers hold d.reconcileMu but not d.mu.
+func (d *Distributed) stopTasks(cs []*connector) {
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.w.stopTask(c)
+		}()
+	}
+	wg.Wait()
 }
 
 // reconcileConnectorsLocked writes the state of each connector owned here, UNASSIGNED for one that

@@ -20,13 +20,34 @@ const StaleConfigMessage = "Cannot complete request momentarily due to stale con
 // requestTimeout bounds the topic writes and reads of one REST request (Connect's 90 s REST timeout).
 const requestTimeout = 90 * time.Second
 
-// leaderOnly refuses a request this worker cannot serve: a rebalance is pending (409), or another
-// worker leads (NotLeader, forwarded to the leader).
-func (d *Distributed) leaderOnly(action string) error {
+// rebalanceWait bounds how long a leader-only request waits for a pending rebalance. Connect's herder thread
+// serves queued requests only after the rebalance it has to finish, so a request made right after a create
+// waits for that rebalance instead of failing; past this bound cdcd answers 409, as Connect does when the
+// config is still stale.
+const rebalanceWait = 30 * time.Second
+
+// leaderOnly refuses a request this worker cannot serve: a rebalance still pending after rebalanceWait (or
+// ctx) ends (409), or another worker leads (NotLeader, forwarded to the leader).
+func (d *Distributed) leaderOnly(ctx context.Context, action string) error {
+	bound := time.NewTimer(rebalanceWait)
+	defer bound.Stop()
 	d.stateMu.Lock()
 	defer d.stateMu.Unlock()
-	if d.rebalanceNeeded {
-		return &RequestError{Kind: Conflict, Message: StaleConfigMessage}
+	for d.rebalanceNeeded { // each pass waits for the rebalance pending then; a newer one is waited for too
+		rebalanced := d.rebalanced
+		d.stateMu.Unlock()
+		expired := false
+		select {
+		case <-rebalanced:
+		case <-bound.C:
+			expired = true
+		case <-ctx.Done():
+			expired = true
+		}
+		d.stateMu.Lock()
+		if expired && d.rebalanceNeeded {
+			return &RequestError{Kind: Conflict, Message: StaleConfigMessage}
+		}
 	}
 	if !d.leader {
 		return &RequestError{Kind: NotLeader, Message: "Only the leader can " + action + ".", Forward: d.leaderURL}
@@ -37,7 +58,7 @@ func (d *Distributed) leaderOnly(action string) error {
 // leaderConfig is the preamble of a leader-only request: this worker must lead (leaderOnly), and it then reads
 // the config topic to its end (freshConfig).
 func (d *Distributed) leaderConfig(ctx context.Context, action string) (cluster.ConfigSnapshot, error) {
-	if err := d.leaderOnly(action); err != nil {
+	if err := d.leaderOnly(ctx, action); err != nil {
 		return cluster.ConfigSnapshot{}, err
 	}
 	return d.freshConfig(ctx)
@@ -130,15 +151,15 @@ func (d *Distributed) PutConnectorConfig(name string, cfg map[string]string, all
 	if err != nil {
 		return false, ConnectorInfo{}, err
 	}
-	if err := d.w.checkConnectorConfig(cfg); err != nil {
+	if err := d.w.checkConnectorConfig(cfg, true); err != nil {
 		return false, ConnectorInfo{}, err
 	}
-	if err := d.leaderOnly("set connector configs"); err != nil {
+	ctx, cancel := requestContext()
+	defer cancel()
+	if err := d.leaderOnly(ctx, "set connector configs"); err != nil {
 		return false, ConnectorInfo{}, err
 	}
 	d.w.warnUnknownKeys(name, cfg)
-	ctx, cancel := requestContext()
-	defer cancel()
 	snap, err := d.freshConfig(ctx)
 	if err != nil {
 		return false, ConnectorInfo{}, err
@@ -171,7 +192,9 @@ func clusterTarget(t TargetState) cluster.TargetState {
 
 // PatchConnectorConfig applies a partial config (KIP-477) on the leader.
 func (d *Distributed) PatchConnectorConfig(name string, patch map[string]*string) (ConnectorInfo, error) {
-	if err := d.leaderOnly("patch connector configs"); err != nil {
+	ctx, cancel := requestContext()
+	defer cancel()
+	if err := d.leaderOnly(ctx, "patch connector configs"); err != nil {
 		return ConnectorInfo{}, err
 	}
 	current, err := d.ConnectorConfig(name)
@@ -259,6 +282,26 @@ func (s connectorSet) checkTaskConfigs(snap cluster.ConfigSnapshot, name string,
 	return nil
 }
 
+// FailedTasks lists the tasks running on this worker that are FAILED (GET /health of this worker; the
+// status of the others' is in GET /connectors/{name}/status).
+func (d *Distributed) FailedTasks() []TaskState {
+	d.mu.Lock()
+	cs := make([]*connector, 0, len(d.running))
+	for _, c := range d.running {
+		cs = append(cs, c)
+	}
+	d.mu.Unlock()
+	tasks := map[string]*task{}
+	d.w.mu.Lock()
+	for _, c := range cs {
+		if c.task != nil {
+			tasks[c.name] = c.task
+		}
+	}
+	d.w.mu.Unlock()
+	return failedOf(tasks)
+}
+
 // localTask returns the task running here for a connector, if any.
 func (d *Distributed) localTask(name string) *connector {
 	d.mu.Lock()
@@ -280,12 +323,15 @@ func (d *Distributed) ownerURL(name string, id int) (string, bool) {
 
 // restartLocal restarts the connector's task here from its durable offset.
 func (d *Distributed) restartLocal(c *connector) {
+	d.reconcileMu.Lock()
+	defer d.reconcileMu.Unlock()
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.running[c.name] != c {
+	current := d.running[c.name] == c
+	d.mu.Unlock()
+	if !current {
 		return // revoked meanwhile: its new owner starts it
 	}
-	d.w.stopTask(c)
+	d.w.stopTask(c) // bounded; d.mu is free meanwhile
 	d.w.startTask(c)
 }
 
@@ -330,6 +376,40 @@ func (d *Distributed) notOwner(name string, id int) error {
 		return &RequestError{Kind: Conflict, Message: "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"}
 	}
 	return &RequestError{Kind: NotLeader, Message: "Task " + name + " is not owned by this worker", Forward: owner}
+}
+
+// SignalConnector hands a Debezium signal to the connector's task on the worker that runs it.
+func (d *Distributed) SignalConnector(name, id, kind, data string) error {
+	snap := d.configs.Snapshot()
+	if _, ok := snap.Connectors[name]; !ok {
+		return notFound("Unknown connector: %s", name)
+	}
+	c := d.localTask(name)
+	if c == nil {
+		return d.notOwner(name, 0)
+	}
+	d.w.mu.Lock()
+	t := c.task
+	d.w.mu.Unlock()
+	if t == nil {
+		return d.notOwner(name, 0)
+	}
+	return t.signal(id, kind, data)
+}
+
+// FenceZombies is Connect's PUT /connectors/{name}/fence: the producers of the connector's tasks are
+// fenced (see Worker.fenceZombies). Any worker may do it; the fence is the same.
+func (d *Distributed) FenceZombies(ctx context.Context, name string) error {
+	snap := d.configs.Snapshot()
+	cfg, ok := snap.Connectors[name]
+	if !ok {
+		return notFound("Unknown connector: %s", name)
+	}
+	resolved, err := d.w.ResolveConnectorConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return d.w.fenceZombies(ctx, name, resolved)
 }
 
 // RestartTask restarts a task from its durable offset on the worker that runs it.

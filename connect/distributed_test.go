@@ -169,35 +169,43 @@ func TestFencingStopsEveryTask(t *testing.T) {
 	if got := running(d); len(got) != 0 {
 		t.Errorf("running after fencing: %v", got)
 	}
-	if err := d.leaderOnly("x"); err == nil {
+	if err := d.leaderOnly(context.Background(), "x"); err == nil {
 		t.Error("a fenced worker still acts as leader")
 	}
 }
 
 func TestLeaderOnlyRefusals(t *testing.T) {
 	d, _ := testDistributed(t, twoConnectors())
+	ctx := context.Background()
 	d.onAssignment(cluster.Assignment{Generation: 1, LeaderURL: "http://leader:8083/"})
-	err := d.leaderOnly("set connector configs")
+	err := d.leaderOnly(ctx, "set connector configs")
 	if re, ok := err.(*RequestError); !ok || re.Kind != NotLeader || re.Forward != "http://leader:8083/" {
 		t.Errorf("follower: %v", err)
 	}
 	d.onAssignment(cluster.Assignment{Generation: 2, Leader: true, LeaderURL: "http://me/", ConfigOffset: 10})
-	if err := d.leaderOnly("x"); err != nil {
+	if err := d.leaderOnly(ctx, "x"); err != nil {
 		t.Errorf("leader: %v", err)
 	}
-	// A config change read since the assignment needs a rebalance first: 409 until one reached it.
-	d.stateMu.Lock()
-	d.rebalanceNeeded, d.rebalanceOffset = true, 12
-	d.stateMu.Unlock()
-	if re, ok := d.leaderOnly("x").(*RequestError); !ok || re.Kind != Conflict || re.Message != StaleConfigMessage {
-		t.Errorf("pending rebalance: %v", re)
+
+	// A config change read since the assignment needs a rebalance first: a request waits for an assignment
+	// that reached it, as Connect's herder serves requests after its rebalance, and gets 409 if its wait ends
+	// before.
+	d.markRebalanceNeeded(12)
+	expired, cancel := context.WithCancel(ctx)
+	cancel()
+	if re, ok := d.leaderOnly(expired, "x").(*RequestError); !ok || re.Kind != Conflict || re.Message != StaleConfigMessage {
+		t.Errorf("pending rebalance, wait over: %v", re)
 	}
+	answered := make(chan error, 1)
+	go func() { answered <- d.leaderOnly(ctx, "x") }()
 	d.onAssignment(cluster.Assignment{Generation: 3, Leader: true, ConfigOffset: 11})
-	if d.leaderOnly("x") == nil {
-		t.Error("an assignment from older configs cleared the pending rebalance")
+	select {
+	case err := <-answered:
+		t.Fatalf("an assignment from older configs answered the waiting request: %v", err)
+	default:
 	}
 	d.onAssignment(cluster.Assignment{Generation: 4, Leader: true, ConfigOffset: 12})
-	if err := d.leaderOnly("x"); err != nil {
+	if err := <-answered; err != nil {
 		t.Errorf("after the rebalance: %v", err)
 	}
 }

@@ -200,6 +200,39 @@ func (w *Worker) statusLocked(c *connector) ConnectorStatus {
 	return st
 }
 
+// TaskState is one task and its state, as GET /health lists the failed ones.
+type TaskState struct {
+	Connector string `json:"connector"`
+	Task      int    `json:"task"`
+	State     State  `json:"state"`
+	Trace     string `json:"trace,omitempty"`
+}
+
+// FailedTasks lists the tasks of this worker that are FAILED, by connector name. Safe for concurrent use;
+// it does not wait for the herder's operations.
+func (w *Worker) FailedTasks() []TaskState {
+	w.mu.Lock()
+	tasks := make(map[string]*task, len(w.connectors))
+	for name, c := range w.connectors {
+		if c.task != nil {
+			tasks[name] = c.task
+		}
+	}
+	w.mu.Unlock()
+	return failedOf(tasks)
+}
+
+// failedOf lists the FAILED tasks among tasks (connector name → its task), by connector name.
+func failedOf(tasks map[string]*task) []TaskState {
+	var out []TaskState
+	for _, name := range slices.Sorted(maps.Keys(tasks)) {
+		if s, trace := tasks[name].Status(); s == Failed {
+			out = append(out, TaskState{Connector: name, Task: 0, State: s, Trace: trace})
+		}
+	}
+	return out
+}
+
 func (t TargetState) connectorState() State {
 	switch t {
 	case TargetPaused:
@@ -244,16 +277,17 @@ func (w *Worker) PutConnectorConfig(name string, cfg map[string]string, allowRep
 	if err != nil {
 		return false, ConnectorInfo{}, err
 	}
-	return w.putConnector(name, cfg, allowReplace, target)
+	return w.putConnector(name, cfg, allowReplace, target, true)
 }
 
-func (w *Worker) putConnector(name string, cfg map[string]string, allowReplace bool, target TargetState) (bool, ConnectorInfo, error) {
-	if err := w.checkConnectorConfig(cfg); err != nil {
+// putConnector creates or replaces a connector; checkConnection is validation's database check, which
+// the REST API's requests get and connector files at start-up do not (see AddConnector).
+func (w *Worker) putConnector(name string, cfg map[string]string, allowReplace bool, target TargetState, checkConnection bool) (bool, ConnectorInfo, error) {
+	if err := w.checkConnectorConfig(cfg, checkConnection); err != nil {
 		return false, ConnectorInfo{}, err
 	}
 	w.warnUnknownKeys(name, cfg)
-	w.opMu.Lock()
-	defer w.opMu.Unlock()
+	defer w.ops.lock(name)()
 	c, exists := w.lookup(name)
 	if exists && !allowReplace {
 		return false, ConnectorInfo{}, &RequestError{Kind: AlreadyExists, Message: "Connector " + name + " already exists"}
@@ -284,7 +318,7 @@ func (w *Worker) PatchConnectorConfig(name string, patch map[string]*string) (Co
 	if err != nil {
 		return ConnectorInfo{}, err
 	}
-	_, info, err := w.putConnector(name, applyPatch(current, patch), true, TargetStarted)
+	_, info, err := w.putConnector(name, applyPatch(current, patch), true, TargetStarted, true)
 	return info, err
 }
 
@@ -301,9 +335,9 @@ func applyPatch(config map[string]string, patch map[string]*string) map[string]s
 }
 
 // checkConnectorConfig refuses what Connect refuses before storing a config: no or an unknown connector
-// class, or any validation error.
-func (w *Worker) checkConnectorConfig(cfg map[string]string) error {
-	infos, err := w.validate(cfg)
+// class, or any validation error; with checkConnection, a database that cannot be reached or read too.
+func (w *Worker) checkConnectorConfig(cfg map[string]string, checkConnection bool) error {
+	infos, err := w.validate(cfg, checkConnection)
 	if err != nil {
 		return err
 	}
@@ -320,8 +354,7 @@ func (w *Worker) PauseConnector(name string) error { return w.setPaused(name, tr
 func (w *Worker) ResumeConnector(name string) error { return w.setPaused(name, false) }
 
 func (w *Worker) setPaused(name string, paused bool) error {
-	w.opMu.Lock()
-	defer w.opMu.Unlock()
+	defer w.ops.lock(name)()
 	c, ok := w.lookup(name)
 	if !ok {
 		return notFound("Unknown connector %s", name)
@@ -344,8 +377,7 @@ func (w *Worker) setPaused(name string, paused bool) error {
 // StopConnector stops a connector's task (it records its last offset first) and keeps its config and
 // offsets; offsets can be changed only in this state.
 func (w *Worker) StopConnector(name string) error {
-	w.opMu.Lock()
-	defer w.opMu.Unlock()
+	defer w.ops.lock(name)()
 	c, ok := w.lookup(name)
 	if !ok {
 		return &RequestError{Kind: ServerError, Message: "No connector `" + name + "` configured"}
@@ -362,8 +394,7 @@ func (w *Worker) StopConnector(name string) error {
 // changes nothing. Without either flag it returns a nil status (Connect answers 204); otherwise the status
 // with what restarts marked RESTARTING, as Connect's restart plan.
 func (w *Worker) RestartConnector(name string, includeTasks, onlyFailed bool) (*ConnectorStatus, error) {
-	w.opMu.Lock()
-	defer w.opMu.Unlock()
+	defer w.ops.lock(name)()
 	c, ok := w.lookup(name)
 	if !includeTasks && !onlyFailed {
 		if !ok {
@@ -396,8 +427,7 @@ func (w *Worker) RestartConnector(name string, includeTasks, onlyFailed bool) (*
 
 // RestartTask restarts a connector's task from its durable offset.
 func (w *Worker) RestartTask(name string, id int) error {
-	w.opMu.Lock()
-	defer w.opMu.Unlock()
+	defer w.ops.lock(name)()
 	c, ok := w.lookup(name)
 	if !ok {
 		return connectorNotFound(name)
@@ -413,6 +443,27 @@ func (w *Worker) RestartTask(name string, id int) error {
 	return nil
 }
 
+// SignalConnector hands a Debezium signal to the connector's running task (cdcd's
+// POST /connectors/{name}/signals).
+func (w *Worker) SignalConnector(name, id, kind, data string) error {
+	c, ok := w.lookup(name)
+	if !ok {
+		return connectorNotFound(name)
+	}
+	w.mu.Lock()
+	t := c.task
+	w.mu.Unlock()
+	if t == nil {
+		return &RequestError{Kind: Conflict, Message: fmt.Sprintf("connector %s has no running task (it is stopped); resume it, then send the signal", name)}
+	}
+	return t.signal(id, kind, data)
+}
+
+// FenceZombies is Connect's PUT /connectors/{name}/fence, which standalone mode refuses as Connect's does.
+func (w *Worker) FenceZombies(context.Context, string) error {
+	return &RequestError{Kind: ServerError, Message: "Kafka Connect in standalone mode does not support exactly-once source connectors."}
+}
+
 // PutTaskConfigs is Connect's internal POST /connectors/{name}/tasks, which standalone mode refuses.
 func (w *Worker) PutTaskConfigs(string, []map[string]string) error {
 	return &RequestError{Kind: ServerError, Message: "Kafka Connect in standalone mode does not support externally setting task configurations."}
@@ -420,8 +471,7 @@ func (w *Worker) PutTaskConfigs(string, []map[string]string) error {
 
 // DeleteConnector stops a connector and forgets it; its offsets stay in the offsets file, as in Connect.
 func (w *Worker) DeleteConnector(ctx context.Context, name string) error {
-	w.opMu.Lock()
-	defer w.opMu.Unlock()
+	defer w.ops.lock(name)()
 	c, ok := w.lookup(name)
 	if !ok {
 		return connectorNotFound(name)
@@ -431,6 +481,7 @@ func (w *Worker) DeleteConnector(ctx context.Context, name string) error {
 	delete(w.connectors, name)
 	hook := w.onDelete
 	w.mu.Unlock()
+	forgetConnectorMetrics(name)
 	if hook != nil {
 		if err := hook(ctx, name, c.config); err != nil {
 			return &RequestError{Kind: ServerError, Message: fmt.Sprintf("Connector %s was deleted, but: %v", name, err)}

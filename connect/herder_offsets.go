@@ -51,7 +51,7 @@ const (
 	OffsetsResetMessage   = "The Connect framework-managed offsets for this connector have been reset successfully. However, if this connector manages offsets externally, they will need to be manually reset in the system that the connector uses."
 )
 
-// checkStopped checks that the connector exists and is STOPPED. Callers hold opMu.
+// checkStopped checks that the connector exists and is STOPPED. Callers hold its operation lock (ops).
 func (w *Worker) checkStopped(name string) error {
 	c, ok := w.lookup(name)
 	if !ok {
@@ -72,8 +72,7 @@ func notStoppedError(name string) error {
 // AlterConnectorOffsets writes the given offsets (a null offset erases its partition's) for a STOPPED
 // connector, and returns Connect's message.
 func (w *Worker) AlterConnectorOffsets(name string, changes []ConnectorOffset) (string, error) {
-	w.opMu.Lock()
-	defer w.opMu.Unlock()
+	defer w.ops.lock(name)()
 	if err := w.checkStopped(name); err != nil {
 		return "", err
 	}
@@ -140,8 +139,7 @@ func primitiveFields(raw json.RawMessage, what string) (offsets.Fields, error) {
 // ResetConnectorOffsets erases every offset of a STOPPED connector (tombstones in the offsets file), and
 // returns Connect's message.
 func (w *Worker) ResetConnectorOffsets(name string) (string, error) {
-	w.opMu.Lock()
-	defer w.opMu.Unlock()
+	defer w.ops.lock(name)()
 	if err := w.checkStopped(name); err != nil {
 		return "", err
 	}

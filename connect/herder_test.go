@@ -185,7 +185,7 @@ func TestGatedReaderHoldsBatchesWhilePaused(t *testing.T) {
 	out := make(chan source.Batch)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- gatedReader{Reader: inner, gate: g}.Run(ctx, out) }()
+	go func() { done <- gatedReader{Reader: inner, gate: g, read: &lastPosition{}}.Run(ctx, out) }()
 
 	// While closed, at most the one batch already taken from the reader waits; nothing reaches out.
 	select {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/cdcd/cdcd/connect/pipeline"
+	srcmetrics "github.com/cdcd/cdcd/source/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -20,11 +21,36 @@ var (
 	restRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "cdcd_rest_requests_total", Help: "REST requests served, by method and status code.",
 	}, []string{"method", "code"})
+	taskState = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "cdcd_task_state", Help: "1 for the state a connector's task on this worker is in (UNASSIGNED, RUNNING, PAUSED, STOPPED, FAILED), 0 for the others; a RUNNING task that retries after an error is RUNNING (its status trace says it retries).",
+	}, []string{"connector", "task", "state"})
 )
 
 // Collectors returns the worker's metrics for registration.
 func Collectors() []prometheus.Collector {
-	return append(pipeline.Collectors(), rebalances, assigned, restRequests)
+	return append(pipeline.Collectors(), rebalances, assigned, restRequests, taskState)
+}
+
+// taskStates are the states cdcd_task_state has a series for, per task.
+var taskStates = []State{Unassigned, Running, Paused, Stopped, Failed}
+
+// taskStateChanged sets connector's cdcd_task_state series: 1 for s, 0 for every other state.
+func taskStateChanged(connector string, s State) {
+	for _, st := range taskStates {
+		v := 0.0
+		if st == s {
+			v = 1
+		}
+		taskState.WithLabelValues(connector, "0", string(st)).Set(v)
+	}
+}
+
+// forgetConnectorMetrics deletes the series of a connector that no longer runs on this worker (deleted,
+// or moved to another worker): its task state, its pipeline's queue and its reader's series.
+func forgetConnectorMetrics(connector string) {
+	taskState.DeletePartialMatch(prometheus.Labels{"connector": connector})
+	pipeline.ForgetMetrics(connector)
+	srcmetrics.Forget(connector)
 }
 
 // CountRESTRequests counts every request next serves, by method and status code.

@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"context"
 	"log/slog"
 	"testing"
 
@@ -15,9 +16,10 @@ import (
 // testParts are the parts cmd/cdcd wires, for tests of the runtime with real connector classes.
 func testParts(brokers []string) Parts {
 	return Parts{
-		Connectors: []source.Connector{postgres.Connector{}, mysql.Connector{Flavor: types.MySQL}, mysql.Connector{Flavor: types.MariaDB}},
+		Connectors: []source.Connector{unchecked{postgres.Connector{}}, unchecked{mysql.Connector{Flavor: types.MySQL}}, unchecked{mysql.Connector{Flavor: types.MariaDB}}},
 		Sink:       kafka.Opener{},
 		Logs:       kafka.NewLogOpener(kafka.LogOpenerConfig{Brokers: brokers}),
+		Signals:    kafka.NewSignalOpener(),
 	}
 }
 
@@ -41,4 +43,25 @@ func newTestStandalone(t testing.TB, props map[string]string, log *slog.Logger) 
 	}
 	t.Cleanup(w.Shutdown)
 	return w
+}
+
+// unchecked is a real connector class whose tasks do not check their database connection at validation
+// (source.ConnectionChecker): the unit tier has no database. Tests of the check wire their own.
+type unchecked struct{ source.Connector }
+
+func (u unchecked) KeyFamilies() []string { return u.Connector.(keyFamilies).KeyFamilies() }
+
+func (u unchecked) NewTask(name string, resolved map[string]string, log *slog.Logger) (source.Task, error) {
+	t, err := u.Connector.NewTask(name, resolved, log)
+	if err != nil {
+		return nil, err
+	}
+	return uncheckedTask{t}, nil
+}
+
+// uncheckedTask hides its task's CheckConnection, and keeps its CurrentSchemas.
+type uncheckedTask struct{ source.Task }
+
+func (t uncheckedTask) CurrentSchemas(ctx context.Context, log *slog.Logger) ([]source.TableSchemas, error) {
+	return t.Task.(source.SchemaLister).CurrentSchemas(ctx, log)
 }

@@ -19,8 +19,15 @@ import (
 // <k>") are scrubbed by replacing each secret with [hidden], so no message format can leak one.
 type secrets []string
 
-// credentialKey matches keys whose values are credentials whatever their declared type.
-var credentialKey = regexp.MustCompile(`(?i)(password|passwd|secret|jaas\.config|keystore\.key|token|credentials)`)
+// credentialKey matches keys whose values are credentials whatever their declared type: among them the
+// AvroConverter's basic.auth.user.info (user:password), bearer.auth.token, bearer.auth.client.secret and
+// schema.registry.ssl.keystore.key. A credentials source (basic.auth.credentials.source=USER_INFO,
+// bearer.auth.credentials.source=OAUTHBEARER) only names where the credentials are: it is no secret,
+// and scrubbing it would blank words like OAUTHBEARER in every message (see credentialSource).
+var credentialKey = regexp.MustCompile(`(?i)(password|passwd|secret|jaas\.config|keystore\.key|token|credentials|user\.info)`)
+
+// credentialSource matches the keys credentialKey matches that name a source of credentials, not one.
+var credentialSource = regexp.MustCompile(`(?i)credentials\.source$`)
 
 // minScrubbedLen is the shortest value scrubbed from free text. A shorter one would blank ordinary words in
 // every message (a password "cdcd" would hide the product's name from its own log lines); a value quoted as a
@@ -41,7 +48,7 @@ func secretsOf(raw, resolved map[string]string, defs []configdef.Key) secrets {
 		if len(value) < minScrubbedLen {
 			continue
 		}
-		if value != raw[key] || passwordKeys[key] || credentialKey.MatchString(key) {
+		if value != raw[key] || passwordKeys[key] || credentialKey.MatchString(key) && !credentialSource.MatchString(key) {
 			out = append(out, value)
 		}
 	}

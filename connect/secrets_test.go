@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,5 +78,31 @@ func TestSecretsAreScrubbedFromErrorsAndLogs(t *testing.T) {
 	}
 	if !strings.Contains(logged.String(), "[hidden]") {
 		t.Errorf("log line lost its content: %s", logged.String())
+	}
+}
+
+// The AvroConverter's credentials are secrets by their key names, with a converter prefix or without;
+// where its credentials come from (a credentials source) is not.
+func TestConverterCredentialsAreSecrets(t *testing.T) {
+	settings := map[string]string{
+		"value.converter.basic.auth.user.info":                           "alice:basic-pw",
+		"key.converter.schema.registry.basic.auth.user.info":             "alice:legacy-pw",
+		"value.converter.bearer.auth.token":                              "static-token-value",
+		"value.converter.bearer.auth.client.secret":                      "client-secret-value",
+		"value.converter.schema.registry.ssl.truststore.password":        "trust-pw-value",
+		"value.converter.schema.registry.ssl.keystore.password":          "store-pw-value",
+		"value.converter.schema.registry.ssl.key.password":               "key-pw-value",
+		"value.converter.schema.registry.ssl.keystore.key":               "-----BEGIN PRIVATE KEY-----inline",
+		"value.converter.bearer.auth.credentials.source":                 "OAUTHBEARER",
+		"value.converter.basic.auth.credentials.source":                  "USER_INFO",
+		"value.converter.schema.registry.ssl.keystore.certificate.chain": "-----BEGIN CERTIFICATE-----public",
+	}
+	hidden := secretsOf(settings, settings, nil)
+	text := hidden.scrub(strings.Join(slices.Collect(maps.Values(settings)), " "))
+	for key, value := range settings {
+		secret := !strings.HasSuffix(key, "credentials.source") && !strings.HasSuffix(key, "certificate.chain")
+		if strings.Contains(text, value) == secret {
+			t.Errorf("%s: secret %v, but the scrubbed text %s it: %s", key, secret, map[bool]string{true: "keeps", false: "hides"}[secret], text)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,7 +63,7 @@ func (w *Worker) ValidateConnectorConfig(plugin string, cfg map[string]string) (
 	if class, ok := cfg["connector.class"]; ok && !strings.HasSuffix(trimConnector(class), trimConnector(plugin)) {
 		return configdef.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: "Included connector type " + class + " does not match request type " + plugin}
 	}
-	infos, err := w.validate(cfg)
+	infos, err := w.validate(cfg, true)
 	var reqErr *RequestError
 	if errors.As(err, &reqErr) {
 		// Connect wraps the herder's refusal in an ExecutionException here, which maps to a 500.
@@ -74,8 +76,9 @@ func trimConnector(s string) string { return strings.TrimSuffix(s, "Connector") 
 
 // validate is AbstractHerder.validateConnectorConfig: Connect's own keys checked as Connect checks them,
 // the connector's as Debezium does, and then what cdcd itself refuses (the plugin's parse) added to the
-// key it concerns.
-func (w *Worker) validate(cfg map[string]string) (configdef.ConfigInfos, error) {
+// key it concerns. With checkConnection, a config without other errors is also checked against its
+// database, as Debezium's validate() connects (addConnectionErrors).
+func (w *Worker) validate(cfg map[string]string, checkConnection bool) (configdef.ConfigInfos, error) {
 	class, ok := cfg["connector.class"]
 	if !ok {
 		return configdef.ConfigInfos{}, &RequestError{Kind: BadRequest, Message: "Connector config contains no connector type"}
@@ -94,8 +97,17 @@ func (w *Worker) validate(cfg map[string]string) (configdef.ConfigInfos, error) 
 	connectKeys := w.connectorKeys()
 	res := configdef.Validate(connectKeys, cfg)
 	res.Values = append(res.Values, p.Validate(cfg).Values...)
+	for _, e := range append(connectKeyRefusals(cfg), w.exactlyOnceErrors(cfg)...) {
+		addError(&res, e.key, e.msg)
+	}
 	if res.ErrorCount() == 0 {
 		addParseErrors(&res, w, p, cfg)
+	}
+	if res.ErrorCount() == 0 {
+		addClientErrors(&res, w, cfg)
+	}
+	if checkConnection && res.ErrorCount() == 0 {
+		addConnectionErrors(&res, w, p, cfg)
 	}
 	addTransformErrors(&res, cfg)
 	if res.ErrorCount() == 0 {
@@ -161,6 +173,61 @@ func addParseErrors(res *configdef.Result, w *Worker, p source.Connector, cfg ma
 	}
 }
 
+// defaultConnectionValidationTimeout is Debezium's default connection.validation.timeout.ms.
+const defaultConnectionValidationTimeout = 60 * time.Second
+
+// addConnectionErrors is Debezium's validateConnection, run as its connectors' validate() runs it, on a
+// config without other errors: the task connects to its database and checks what reading needs, within
+// connection.validation.timeout.ms. A failure is reported on database.hostname, as Debezium reports it,
+// so that POST /connectors and PUT …/config answer 400 naming the server and the reason.
+func addConnectionErrors(res *configdef.Result, w *Worker, p source.Connector, cfg map[string]string) {
+	resolved, err := w.ResolveConnectorConfig(cfg)
+	if err != nil {
+		return // addParseErrors reported it
+	}
+	timeout := defaultConnectionValidationTimeout
+	if v := strings.TrimSpace(resolved["connection.validation.timeout.ms"]); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms <= 0 {
+			addError(res, "connection.validation.timeout.ms", fmt.Sprintf("Invalid value %s for configuration connection.validation.timeout.ms: a positive number of milliseconds", v))
+			return
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	t, err := p.NewTask(cfg["name"], resolved, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return // addParseErrors reported it
+	}
+	checker, ok := t.(source.ConnectionChecker)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err = checker.CheckConnection(ctx)
+	if err == nil {
+		return
+	}
+	if ctx.Err() != nil {
+		err = fmt.Errorf("no answer within connection.validation.timeout.ms=%d: %w", timeout.Milliseconds(), err)
+	}
+	hidden := secretsOf(cfg, resolved, w.keysOf(resolved))
+	addError(res, "database.hostname", hidden.scrub("Error while validating connector config: "+err.Error()))
+}
+
+// addClientErrors adds what the task's Kafka clients would refuse (see Worker.clientErrors) to the keys
+// concerned.
+func addClientErrors(res *configdef.Result, w *Worker, cfg map[string]string) {
+	resolved, err := w.ResolveConnectorConfig(cfg)
+	if err != nil {
+		return // addParseErrors reported it
+	}
+	hidden := secretsOf(cfg, resolved, w.keysOf(resolved))
+	for _, e := range w.clientErrors(cfg["name"], resolved) {
+		addError(res, e.key, hidden.scrub(e.msg))
+	}
+}
+
 // addTransformErrors adds what the transforms chain refuses (an unknown type, a bad setting) to the key
 // concerned.
 func addTransformErrors(res *configdef.Result, cfg map[string]string) {
@@ -193,17 +260,24 @@ func addError(res *configdef.Result, key, msg string) {
 	res.Values = append(res.Values, configdef.Value{Name: key, Errors: []string{msg}})
 }
 
-// connectorKeyPrefixes are the families of connector keys that Connect or Debezium read under a prefix,
-// which are therefore never unknown.
+// connectorKeyPrefixes are the families of connector keys that Connect reads under a prefix (its clients'
+// overrides, the transforms and predicates, topic creation groups, the converters' settings), which are
+// therefore never unknown. A connector adds the families whose every key its own parse honours or refuses
+// by name (keyFamilies); any other key that neither Connect nor the connector declares is unknown.
 var connectorKeyPrefixes = []string{"producer.override.", "consumer.override.", "admin.override.", "transforms.",
-	"predicates.", "topic.creation.", "key.converter.", "value.converter.", "header.converter.", "errors.",
-	"signal.", "notification.", "snapshot.mode.", "slot.stream.params", "database.", "driver.", "internal.",
-	"schema.history.internal.", "column.mask.", "column.truncate.", "column.propagate.", "datatype.propagate."}
+	"predicates.", "topic.creation.", "key.converter.", "value.converter.", "header.converter."}
 
-// warnUnknownKeys logs each connector key neither Connect nor Debezium defines, with the closest known key,
-// as Connect's validation reports them; the key is otherwise ignored.
+// keyFamilies is what a connector says of the key prefixes its parse accounts for, key by key.
+type keyFamilies interface{ KeyFamilies() []string }
+
+// warnUnknownKeys logs each connector key neither Connect nor the connector defines, with the closest known
+// key, as Connect's validation reports them; the key is otherwise ignored, as Connect ignores it.
 func (w *Worker) warnUnknownKeys(name string, cfg map[string]string) {
-	res := configdef.Validate(w.keysOf(cfg), cfg, connectorKeyPrefixes...)
+	prefixes := connectorKeyPrefixes
+	if f, ok := w.plugins.find(cfg["connector.class"]).(keyFamilies); ok {
+		prefixes = append(slices.Clip(prefixes), f.KeyFamilies()...)
+	}
+	res := configdef.Validate(w.keysOf(cfg), cfg, prefixes...)
 	for _, u := range res.Unknown {
 		w.log.Warn("unknown connector property ignored", "connector", name, "key", u.Name, "did_you_mean", u.Suggestion)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/cdcd/cdcd/schema/configdef"
 	"github.com/cdcd/cdcd/sink"
 	"github.com/cdcd/cdcd/source"
+	srcmetrics "github.com/cdcd/cdcd/source/metrics"
+	"github.com/cdcd/cdcd/source/signal"
 )
 
 // Worker is a standalone worker: connect-standalone's behaviour with the same worker and connector files,
@@ -28,24 +30,32 @@ type Worker struct {
 	encoder       *pipeline.RecordEncoder
 	flushInterval time.Duration
 
+	// flushTimeout is offset.flush.timeout.ms; stopTimeout is task.shutdown.graceful.timeout.ms.
+	flushTimeout, stopTimeout time.Duration
+
 	// life is the parent of every task's context; Shutdown cancels it.
 	life     context.Context
 	shutdown context.CancelFunc
-	tasks    sync.WaitGroup
 
-	// opMu serialises the herder's operations (create, stop, restart, delete…), as Connect's synchronized
-	// StandaloneHerder does; an operation may wait for a task to stop while holding it. mu guards the fields
-	// below and is held only briefly, so status reads never wait for an operation.
-	opMu       sync.Mutex
+	// ops serialises the herder's operations (create, stop, restart, delete…) on one connector, as
+	// Connect's synchronized StandaloneHerder does, but per connector: an operation may wait up to
+	// task.shutdown.graceful.timeout.ms for its task to stop, and a stop that hangs must not hold up a
+	// change to another connector. mu guards the fields below and is held only briefly (never across a
+	// stop or a network call), so status reads never wait for an operation.
+	ops        keyedMutex
 	mu         sync.Mutex
 	connectors map[string]*connector
-	workerID   string
-	closed     bool
-	onDelete   DeleteHook
+	// live are the tasks whose run has not returned, abandoned ones included.
+	live     map[*task]struct{}
+	liveDone chan struct{} // closed and replaced whenever a live task returns
+	workerID string
+	closed   bool
+	onDelete DeleteHook
 
 	plugins connectorSet
 	sinks   sink.Opener
 	logs    source.LogOpener
+	signals signal.KafkaOpener
 
 	// onTaskState, when set, hears every state a task reports (distributed mode writes it to the status
 	// topic). It is called from the task's goroutine, without the worker's locks held.
@@ -115,10 +125,13 @@ func newWorker(cfg *config.Worker, store offsetStore, parts Parts, log *slog.Log
 	return &Worker{
 		cfg: cfg, log: log, offsets: store, encoder: enc,
 		flushInterval: cfg.OffsetFlushInterval,
+		flushTimeout:  orDefault(cfg.OffsetFlushTimeout, 5*time.Second),
+		stopTimeout:   orDefault(cfg.TaskShutdownGracefulTimeout, 5*time.Second),
 		life:          life, shutdown: shutdown,
 		connectors: map[string]*connector{},
-		workerID:   "cdcd",
-		plugins:    parts.Connectors, sinks: parts.Sink, logs: parts.Logs,
+		live:       map[*task]struct{}{}, liveDone: make(chan struct{}),
+		workerID: "cdcd",
+		plugins:  parts.Connectors, sinks: parts.Sink, logs: parts.Logs, signals: parts.Signals,
 	}, nil
 }
 
@@ -135,56 +148,127 @@ func (w *Worker) SetWorkerID(id string) {
 // AddConnector creates a connector from a connector file (its config already validated by the caller) in
 // the given initial state ("" or RUNNING, PAUSED, STOPPED). Connectors are isolated: one failing does not
 // stop the others.
+//
+// Unlike a REST request, a connector file is not checked against its database: a worker restarted while
+// a database is down starts, and that connector's task reports the problem (RUNNING with a "retrying: …"
+// trace, or FAILED), so the process recovers by itself once the database is back. connect-standalone
+// would exit instead.
 func (w *Worker) AddConnector(name string, props map[string]string, initialState string) error {
 	target, err := parseInitialState(initialState)
 	if err != nil {
 		return err
 	}
-	_, _, err = w.putConnector(name, props, false, target)
+	_, _, err = w.putConnector(name, props, false, target, false)
 	return err
 }
 
+// orDefault is d, or def when d is not positive (Connect's defaults for unset timeouts).
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
 // Shutdown stops every task, letting each record the offset of what Kafka acknowledged, and returns when
-// all have stopped. The worker starts no task afterwards.
+// all have stopped or task.shutdown.graceful.timeout.ms passed, whichever comes first; the tasks still
+// running then are abandoned (see abandon). The worker starts no task afterwards.
 func (w *Worker) Shutdown() {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
 	w.shutdown()
-	w.tasks.Wait()
+	w.awaitStop(nil, time.Now().Add(w.stopTimeout))
 }
 
-// startTask starts c's task under the worker's life. Callers hold opMu.
-func (w *Worker) startTask(c *connector) {
+// awaitStop waits until the cancelled task t has returned (every live task when t is nil), or until
+// deadline; whatever is still running then is abandoned. It reports whether all stopped in time.
+func (w *Worker) awaitStop(t *task, deadline time.Time) bool {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		w.mu.Lock()
+		var waiting []*task
+		if t != nil {
+			if _, ok := w.live[t]; ok {
+				waiting = append(waiting, t)
+			}
+		} else {
+			for lt := range w.live {
+				if !lt.abandoned.Load() { // given up already: not waited for twice
+					waiting = append(waiting, lt)
+				}
+			}
+		}
+		changed := w.liveDone
+		w.mu.Unlock()
+		if len(waiting) == 0 {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			for _, lt := range waiting {
+				lt.abandon(w.stopTimeout)
+			}
+			return false
+		}
+	}
+}
+
+// taskReturned drops t from the live tasks and wakes awaitStop.
+func (w *Worker) taskReturned(t *task) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
-		return
-	}
+	delete(w.live, t)
+	close(w.liveDone)
+	w.liveDone = make(chan struct{})
+}
+
+// startTask starts c's task under the worker's life. Callers hold c's operation lock (ops).
+func (w *Worker) startTask(c *connector) {
+	// The task sees the config with placeholders resolved; the herder keeps and shows it unresolved.
+	// c.config does not change meanwhile: the caller holds c's operation lock.
+	props, resolveErr := w.ResolveConnectorConfig(c.config)
 	ctx, cancel := context.WithCancel(w.life)
 	t := &task{
 		name: c.name, log: w.log.With("connector", c.name), w: w,
 		gate: newGate(c.target == TargetPaused), cancel: cancel, done: make(chan struct{}), state: Unassigned,
 	}
-	c.task = t
-	// The task sees the config with placeholders resolved; the herder keeps and shows it unresolved.
-	props, err := w.ResolveConnectorConfig(c.config)
-	if err != nil {
-		t.setState(Failed, err) // a provider's error names the placeholder, never a resolved value
-		close(t.done)
+	if resolveErr == nil {
+		t.props = props
+		t.secrets = secretsOf(c.config, props, w.keysOf(props))
+		t.log = t.secrets.logger(t.log)
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		cancel()
 		return
 	}
-	t.props = props
-	t.secrets = secretsOf(c.config, props, w.keysOf(props))
-	t.log = t.secrets.logger(t.log)
-	w.tasks.Add(1)
+	c.task = t
+	if resolveErr == nil {
+		w.live[t] = struct{}{}
+	}
+	w.mu.Unlock()
+	srcmetrics.Declare(c.name)
+	if resolveErr != nil {
+		// Reported without w.mu held: distributed mode's state callback takes it.
+		t.setState(Failed, resolveErr) // a provider's error names the placeholder, never a resolved value
+		close(t.done)
+		cancel()
+		return
+	}
 	go func() {
-		defer w.tasks.Done()
+		defer w.taskReturned(t)
 		t.run(ctx)
 	}()
 }
 
-// stopTask stops c's task, if any, and waits until it recorded its last offset. Callers hold opMu.
+// stopTask stops c's task, if any, and waits until it recorded its last offset, at most
+// task.shutdown.graceful.timeout.ms: a task still running then is abandoned (see task.abandon), as
+// Connect abandons a task that does not stop in time. Callers hold c's operation lock (ops), which is
+// therefore held for that bound at most; no other lock is held meanwhile.
 func (w *Worker) stopTask(c *connector) {
 	w.mu.Lock()
 	t := c.task
@@ -194,12 +278,49 @@ func (w *Worker) stopTask(c *connector) {
 		return
 	}
 	t.cancel()
-	<-t.done
+	w.awaitStop(t, time.Now().Add(w.stopTimeout))
+}
+
+// keyedMutex is a mutex per key (a connector's name); a key's entry lives while someone holds or waits
+// for it.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyedLock
+}
+
+type keyedLock struct {
+	sync.Mutex
+	refs int
+}
+
+// lock locks key's mutex and returns its unlock.
+func (k *keyedMutex) lock(key string) (unlock func()) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyedLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyedLock{}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if l.refs--; l.refs == 0 {
+			delete(k.locks, key)
+		}
+	}
 }
 
 // sinkConfig is the sink configuration of one connector's task: the worker's producer.* settings,
-// overridden by the connector's producer.override.* settings, and the connector's config for the sink's
-// own keys (topic.creation.*).
+// overridden by the connector's producer.override.* settings (Worker.baseProducerConfigs: the worker's
+// top-level settings do not reach a task's producer), the admin client's security settings (see
+// adminSettings), and the connector's config for the sink's own keys (topic.creation.*).
 func (w *Worker) sinkConfig(name string, props map[string]string) sink.Config {
 	producer := maps.Clone(w.cfg.Producer)
 	if producer == nil {
@@ -216,6 +337,7 @@ func (w *Worker) sinkConfig(name string, props map[string]string) sink.Config {
 		ClientID:             "connector-producer-" + name + "-0",
 		Servers:              w.cfg.BootstrapServers,
 		Settings:             producer,
+		AdminSettings:        w.adminSettings(props),
 		ConnectorConfig:      props,
 		TopicCreationEnabled: w.cfg.TopicCreationEnable,
 	}

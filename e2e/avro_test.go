@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/hamba/avro/v2"
-	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdcd/cdcd/e2e/testenv"
@@ -40,11 +39,7 @@ func TestAvroAgainstRealRegistry(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
+	db := connectPostgres(t, ctx, dsn)
 	run := func(sql string) {
 		t.Helper()
 		if _, err := db.Exec(ctx, sql); err != nil {

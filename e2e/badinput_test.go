@@ -65,11 +65,7 @@ func TestRefusalThatNeedsAnOperatorFailsTheConnector(t *testing.T) {
 	brokers := testenv.Kafka(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
+	db := connectPostgres(t, ctx, dsn)
 	role := db.Config().Database[:min(len(db.Config().Database), 50)] + "_norepl"
 	if _, err := db.Exec(ctx, "CREATE TABLE t (id int PRIMARY KEY); CREATE ROLE "+pgx.Identifier{role}.Sanitize()+" WITH LOGIN"); err != nil {
 		t.Fatal(err)

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdcd/cdcd/connect/cluster"
@@ -94,17 +93,10 @@ func TestClusterStoresInteroperateWithKafkaConnect(t *testing.T) {
 	brokers := testenv.Kafka(t)
 	connectInstall(t)
 	prefix := testenv.NewTopicPrefix(t)
-	topics := clusterTopics{configs: prefix + "-configs", offsets: prefix + "-offsets", status: prefix + "-status"}
+	topics := clusterTopicsOf(prefix)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
-	if _, err := db.Exec(ctx, `CREATE TABLE public.items (id int PRIMARY KEY, v text)`); err != nil {
-		t.Fatal(err)
-	}
+	execPostgres(t, ctx, dsn, `CREATE TABLE public.items (id int PRIMARY KEY, v text)`)
 
 	// cdcd writes first, as a cdcd cluster handing over to Connect would have: a stopped connector
 	// (raw placeholder included), its empty task commit, and an offset.
@@ -133,23 +125,14 @@ func TestClusterStoresInteroperateWithKafkaConnect(t *testing.T) {
 	}
 
 	port := freePort(t)
-	base := startConnectDistributed(t, map[string]string{
-		"bootstrap.servers":                 strings.Join(brokers, ","),
-		"group.id":                          prefix + "-connect",
-		"config.storage.topic":              topics.configs,
-		"offset.storage.topic":              topics.offsets,
-		"status.storage.topic":              topics.status,
-		"config.storage.replication.factor": "1",
-		"offset.storage.replication.factor": "1",
-		"status.storage.replication.factor": "1",
-		"key.converter":                     "org.apache.kafka.connect.json.JsonConverter",
-		"value.converter":                   "org.apache.kafka.connect.json.JsonConverter",
-		"offset.flush.interval.ms":          "500",
-		"listeners":                         fmt.Sprintf("http://127.0.0.1:%d", port),
-		"rest.advertised.host.name":         "127.0.0.1",
-		"rest.advertised.port":              fmt.Sprint(port),
+	props := clusterMemberProps(brokers, prefix+"-connect", topics)
+	maps.Copy(props, map[string]string{
+		"offset.flush.interval.ms":  "500",
+		"listeners":                 fmt.Sprintf("http://127.0.0.1:%d", port),
+		"rest.advertised.host.name": "127.0.0.1",
+		"rest.advertised.port":      fmt.Sprint(port),
 	})
-	rc := restClient{t: t, base: base}
+	rc := restClient{t: t, base: startConnectDistributed(t, props)}
 
 	// Connect reads what cdcd wrote.
 	jsonEqual(t, "Connect's view of cdcd's connector config", rc.expect("GET", "/connectors/from-cdcd/config", "", 200), fromCdcd)

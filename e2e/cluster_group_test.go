@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,7 +94,7 @@ func TestCdcdMembersShareAGroupWithKafkaConnect(t *testing.T) {
 	brokers := testenv.Kafka(t)
 	connectInstall(t)
 	prefix := testenv.NewTopicPrefix(t)
-	topics := clusterTopics{configs: prefix + "-configs", offsets: prefix + "-offsets", status: prefix + "-status"}
+	topics := clusterTopicsOf(prefix)
 	group := prefix + "-group"
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -133,22 +133,14 @@ func TestCdcdMembersShareAGroupWithKafkaConnect(t *testing.T) {
 	// …and hands half of the work to a Java worker that joins.
 	port := freePort(t)
 	javaID := fmt.Sprintf("127.0.0.1:%d", port)
-	rc := restClient{t: t, base: startConnectDistributed(t, map[string]string{
-		"bootstrap.servers":                 strings.Join(brokers, ","),
-		"group.id":                          group,
-		"config.storage.topic":              topics.configs,
-		"offset.storage.topic":              topics.offsets,
-		"status.storage.topic":              topics.status,
-		"config.storage.replication.factor": "1",
-		"offset.storage.replication.factor": "1",
-		"status.storage.replication.factor": "1",
-		"key.converter":                     "org.apache.kafka.connect.json.JsonConverter",
-		"value.converter":                   "org.apache.kafka.connect.json.JsonConverter",
-		"listeners":                         "http://" + javaID,
-		"rest.advertised.host.name":         "127.0.0.1",
-		"rest.advertised.port":              fmt.Sprint(port),
-		"scheduled.rebalance.max.delay.ms":  "2000",
-	})}
+	props := clusterMemberProps(brokers, group, topics)
+	maps.Copy(props, map[string]string{
+		"listeners":                        "http://" + javaID,
+		"rest.advertised.host.name":        "127.0.0.1",
+		"rest.advertised.port":             fmt.Sprint(port),
+		"scheduled.rebalance.max.delay.ms": "2000",
+	})
+	rc := restClient{t: t, base: startConnectDistributed(t, props)}
 	eventually(t, "the cdcd leader and the Java worker hold 2 connectors each", func() (bool, string) {
 		own, last := first.state()
 		onJava := connectorsOn(rc, names, javaID)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -141,7 +143,12 @@ func TestCrashSafety(t *testing.T) {
 		}
 	}()
 
-	const crashes = 8
+	crashes := 8 // make soak: CDCD_SOAK_KILLS
+	if n, err := strconv.Atoi(os.Getenv("CDCD_SOAK_KILLS")); err == nil && n > 0 {
+		crashes = n
+		ctx, cancel = context.WithTimeout(context.Background(), time.Duration(n)*10*time.Second+5*time.Minute)
+		defer cancel()
+	}
 	for i := range crashes {
 		time.Sleep(time.Duration(300+rand.IntN(1500)) * time.Millisecond)
 		p.kill()

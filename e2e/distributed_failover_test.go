@@ -28,7 +28,7 @@ func TestDistributedFailover(t *testing.T) {
 
 	db := createCrashTable(t, ctx, dsn)
 
-	topics := clusterTopics{configs: prefix + "-configs", offsets: prefix + "-offsets", status: prefix + "-status"}
+	topics := clusterTopicsOf(prefix)
 	var workers []*cdcdWorker
 	for range 3 {
 		workers = append(workers, startCdcdDistributed(t, distributedProps(brokers, prefix, topics, freePort(t))))

@@ -2,17 +2,14 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdcd/cdcd/connect/cluster"
 	"github.com/cdcd/cdcd/connect/offsets"
-	"github.com/cdcd/cdcd/e2e/capture"
 	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
@@ -21,6 +18,14 @@ import (
 // the same internal topics and resume exactly where Debezium stopped (no new snapshot); they stop;
 // Connect starts again and resumes where cdcd stopped. Rows are written while each runs and in each gap.
 func TestDistributedHandoverWithDebezium(t *testing.T) {
+	t.Run("at least once", func(t *testing.T) { distributedHandover(t, false) })
+	// Both sides with exactly.once.source.support=enabled and a connector that requires it: each reads the
+	// offsets the other committed in its transactions (read_committed), and each task takes over the other's
+	// transactional.id (<group>-handover-0).
+	t.Run("exactly once", func(t *testing.T) { distributedHandover(t, true) })
+}
+
+func distributedHandover(t *testing.T, exactlyOnce bool) {
 	java, lib, plugins := connectInstall(t)
 	dsn := testenv.NewPostgresDB(t)
 	brokers := testenv.Kafka(t)
@@ -28,37 +33,36 @@ func TestDistributedHandoverWithDebezium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	if _, err := db.Exec(ctx, `CREATE TABLE handover (id int PRIMARY KEY, version bigint NOT NULL); ALTER TABLE handover REPLICA IDENTITY FULL`); err != nil {
-		t.Fatal(err)
-	}
-	topics := clusterTopics{configs: prefix + "-configs", offsets: prefix + "-offsets", status: prefix + "-status"}
+	db := connectPostgres(t, ctx, dsn, `CREATE TABLE handover (id int PRIMARY KEY, version bigint NOT NULL); ALTER TABLE handover REPLICA IDENTITY FULL`)
+	topics := clusterTopicsOf(prefix)
 	_, offsetStore, _ := openClusterStores(t, ctx, brokers, topics)
 	conn := pgConnector(t, dsn, "handover", prefix, "public.handover")
 	conn["snapshot.mode"] = "no_data"
+	workerProps := func() map[string]string {
+		props := distributedProps(brokers, prefix, topics, freePort(t))
+		if exactlyOnce {
+			props["exactly.once.source.support"] = "enabled"
+		}
+		return props
+	}
+	if exactlyOnce {
+		conn["exactly.once.support"] = "required"
+	}
 	offsetKey, err := offsets.Key("handover", map[string]any{"server": prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
 	durable := func() uint64 { return topicOffsetLSN(t, ctx, offsetStore, offsetKey) }
 
-	broker, err := capture.NewBroker(brokers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	broker := newBroker(t, brokers)
 	h := &handover{t: t, ctx: ctx, db: db, broker: broker, topic: prefix + ".public.handover", rows: map[int]bool{},
 		rnd: rand.New(rand.NewPCG(3, 4))}
 	dir := t.TempDir()
 	startDebezium := func(logName string) (*connectWorker, string) {
-		port := freePort(t)
-		props := distributedProps(brokers, prefix, topics, port)
+		props := workerProps()
+		port := strings.TrimPrefix(props["listeners"], "http://127.0.0.1:")
 		props["plugin.path"] = plugins
-		props["rest.advertised.host.name"], props["rest.advertised.port"] = "127.0.0.1", fmt.Sprint(port)
+		props["rest.advertised.host.name"], props["rest.advertised.port"] = "127.0.0.1", port
 		path := filepath.Join(dir, logName+".properties")
 		writeProperties(t, path, props)
 		return startConnectMain(t, java, lib, filepath.Join(dir, logName+".log"), dir, "org.apache.kafka.connect.cli.ConnectDistributed", path), props["listeners"]
@@ -79,7 +83,7 @@ func TestDistributedHandoverWithDebezium(t *testing.T) {
 	h.write(15)
 	var workers []*cdcdWorker
 	for range 2 {
-		workers = append(workers, startCdcdDistributed(t, distributedProps(brokers, prefix, topics, freePort(t))))
+		workers = append(workers, startCdcdDistributed(t, workerProps()))
 	}
 	taskOwner(t, workers[0].url, conn["name"])
 	waitSlotActive(t, ctx, db, conn["slot.name"], nil)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,20 @@ import (
 // Connect's), with timeouts short enough for a test: a dead member's work moves within about
 // session.timeout.ms + scheduled.rebalance.max.delay.ms.
 func distributedProps(brokers []string, group string, topics clusterTopics, port int) map[string]string {
+	props := clusterMemberProps(brokers, group, topics)
+	maps.Copy(props, map[string]string{
+		"offset.flush.interval.ms":         "200",
+		"heartbeat.interval.ms":            "1000",
+		"session.timeout.ms":               "6000",
+		"scheduled.rebalance.max.delay.ms": "2000",
+		"listeners":                        fmt.Sprintf("http://127.0.0.1:%d", port),
+	})
+	return props
+}
+
+// clusterMemberProps are what every distributed worker of group needs and nothing more: the brokers,
+// the group's internal topics (replication factor 1, the test bed has one broker) and JSON converters.
+func clusterMemberProps(brokers []string, group string, topics clusterTopics) map[string]string {
 	return map[string]string{
 		"bootstrap.servers":                 strings.Join(brokers, ","),
 		"group.id":                          group,
@@ -30,12 +45,12 @@ func distributedProps(brokers []string, group string, topics clusterTopics, port
 		"status.storage.replication.factor": "1",
 		"key.converter":                     "org.apache.kafka.connect.json.JsonConverter",
 		"value.converter":                   "org.apache.kafka.connect.json.JsonConverter",
-		"offset.flush.interval.ms":          "200",
-		"heartbeat.interval.ms":             "1000",
-		"session.timeout.ms":                "6000",
-		"scheduled.rebalance.max.delay.ms":  "2000",
-		"listeners":                         fmt.Sprintf("http://127.0.0.1:%d", port),
 	}
+}
+
+// clusterTopicsOf are the internal topics of a cluster whose names start with prefix.
+func clusterTopicsOf(prefix string) clusterTopics {
+	return clusterTopics{configs: prefix + "-configs", offsets: prefix + "-offsets", status: prefix + "-status"}
 }
 
 // cdcdWorker is a running `cdcd distributed` and its REST base URL.

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
@@ -24,27 +22,16 @@ func TestDistributedRESTConformance(t *testing.T) {
 	dsn := testenv.NewPostgresDB(t)
 	brokers := testenv.Kafka(t)
 	connectInstall(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE TABLE public.items (id int PRIMARY KEY, v text)`); err != nil {
-		t.Fatal(err)
-	}
+	execPostgres(t, context.Background(), dsn, `CREATE TABLE public.items (id int PRIMARY KEY, v text)`)
 	prefix := fmt.Sprintf("dconf%d", time.Now().UnixNano()%1e9)
-	topicsOf := func(side string) clusterTopics {
-		return clusterTopics{configs: prefix + side + "-configs", offsets: prefix + side + "-offsets", status: prefix + side + "-status"}
-	}
 
 	port := freePort(t)
-	refProps := distributedProps(brokers, prefix+"connect", topicsOf("connect"), port)
+	refProps := distributedProps(brokers, prefix+"connect", clusterTopicsOf(prefix+"connect"), port)
 	refProps["rest.advertised.host.name"], refProps["rest.advertised.port"] = "127.0.0.1", fmt.Sprint(port)
 	ref := restClient{t: t, base: startConnectDistributed(t, refProps)}
 
 	// The first worker to join leads the group; requests go to the second.
-	startCdcdDistributed(t, distributedProps(brokers, prefix+"cdcd", topicsOf("cdcd"), freePort(t)))
-	follower := startCdcdDistributed(t, distributedProps(brokers, prefix+"cdcd", topicsOf("cdcd"), freePort(t)))
+	startCdcdDistributed(t, distributedProps(brokers, prefix+"cdcd", clusterTopicsOf(prefix+"cdcd"), freePort(t)))
+	follower := startCdcdDistributed(t, distributedProps(brokers, prefix+"cdcd", clusterTopicsOf(prefix+"cdcd"), freePort(t)))
 	compareREST(t, dsn, prefix, ref, restClient{t: t, base: follower.url}, true)
 }

@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
@@ -100,21 +98,14 @@ func TestRESTSecurity(t *testing.T) {
 	brokers := testenv.Kafka(t)
 	prefix := testenv.NewTopicPrefix(t)
 	ctx := t.Context()
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
-	if _, err := db.Exec(ctx, `CREATE TABLE items (id int PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
+	execPostgres(t, ctx, dsn, `CREATE TABLE items (id int PRIMARY KEY)`)
 	keystore, pool := selfSignedPEM(t)
 	credentials := filepath.Join(t.TempDir(), "credentials.properties")
 	if err := os.WriteFile(credentials, []byte("admin: s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: time.Minute}
-	topics := clusterTopics{configs: prefix + "-configs", offsets: prefix + "-offsets", status: prefix + "-status"}
+	topics := clusterTopicsOf(prefix)
 
 	var urls []string
 	for range 2 {

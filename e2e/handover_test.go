@@ -38,15 +38,8 @@ func TestHandoverWithDebezium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
 	// FULL: a delete's before image carries the version it removed, which the checks match on.
-	if _, err := db.Exec(ctx, `CREATE TABLE handover (id int PRIMARY KEY, version bigint NOT NULL); ALTER TABLE handover REPLICA IDENTITY FULL`); err != nil {
-		t.Fatal(err)
-	}
+	db := connectPostgres(t, ctx, dsn, `CREATE TABLE handover (id int PRIMARY KEY, version bigint NOT NULL); ALTER TABLE handover REPLICA IDENTITY FULL`)
 
 	dir := t.TempDir()
 	offsetFile := filepath.Join(dir, "offsets.dat")
@@ -63,11 +56,7 @@ func TestHandoverWithDebezium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	broker, err := capture.NewBroker(brokers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	broker := newBroker(t, brokers)
 	h := &handover{t: t, ctx: ctx, db: db, broker: broker, topic: prefix + ".public.handover", rows: map[int]bool{},
 		rnd: rand.New(rand.NewPCG(1, 2))}
 

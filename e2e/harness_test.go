@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,11 +10,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cdcd/cdcd/e2e/capture"
+	"github.com/cdcd/cdcd/e2e/testenv"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -65,25 +65,8 @@ func writeProperties(t testing.TB, path string, props map[string]string) {
 type cdcdProcess struct {
 	t    testing.TB
 	cmd  *exec.Cmd
-	log  *syncBuffer
+	log  *testenv.LogBuffer
 	done chan struct{}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startCdcd runs cdcd standalone with the given worker and connector files.
@@ -96,7 +79,7 @@ func startCdcd(t testing.TB, workerPath string, connectorPaths ...string) *cdcdP
 func startCdcdProcess(t testing.TB, args ...string) *cdcdProcess {
 	t.Helper()
 	cmd := exec.Command(cdcdBinary, args...)
-	p := &cdcdProcess{t: t, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	p := &cdcdProcess{t: t, cmd: cmd, log: &testenv.LogBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	cmd.Env = append(os.Environ(), "CDCD_LOG_LEVEL=debug")
 	if err := cmd.Start(); err != nil {
@@ -108,6 +91,12 @@ func startCdcdProcess(t testing.TB, args ...string) *cdcdProcess {
 	}()
 	t.Cleanup(func() {
 		p.kill()
+		// No secret leaves: whatever a test did, the log (at debug level) carries none of the test bed's.
+		for _, secret := range testenv.Secrets {
+			if strings.Contains(p.log.String(), secret) {
+				t.Errorf("cdcd's log carries the test bed's secret %q", secret)
+			}
+		}
 		if t.Failed() {
 			t.Logf("cdcd log:\n%s", tail(p.log.String(), 6000))
 		}
@@ -173,4 +162,101 @@ func waitSlotActive(t testing.TB, ctx context.Context, conn *pgx.Conn, slot stri
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("slot %s did not become active within 60s", slot)
+}
+
+// connectPostgres connects to dsn for the rest of the test (the connection is closed when t ends) and
+// runs each setup statement on it in order (tables, seed rows), failing t on the first that fails.
+func connectPostgres(t testing.TB, ctx context.Context, dsn string, setup ...string) *pgx.Conn {
+	t.Helper()
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(context.Background()) })
+	execAll(t, ctx, db, setup...)
+	return db
+}
+
+// execPostgres connects to dsn, runs each statement there in order (execAll) and disconnects.
+func execPostgres(t testing.TB, ctx context.Context, dsn string, stmts ...string) {
+	t.Helper()
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	execAll(t, ctx, db, stmts...)
+}
+
+// execAll runs each statement on db in order, each in a transaction of its own, failing t on the first
+// that fails.
+func execAll(t testing.TB, ctx context.Context, db *pgx.Conn, stmts ...string) {
+	t.Helper()
+	for _, sql := range stmts {
+		if _, err := db.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+}
+
+// newBroker connects a capture client to brokers for the rest of the test (closed when t ends).
+func newBroker(t testing.TB, brokers []string) *capture.Broker {
+	t.Helper()
+	broker, err := capture.NewBroker(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(broker.Close)
+	return broker
+}
+
+// emptyBroker is newBroker after deleting the topics of sel, so that what the test reads back is what
+// its own run wrote even under a fixed topic prefix.
+func emptyBroker(t testing.TB, ctx context.Context, brokers []string, sel capture.Selection) *capture.Broker {
+	t.Helper()
+	broker := newBroker(t, brokers)
+	if _, err := broker.DeleteTopics(ctx, sel); err != nil {
+		t.Fatal(err)
+	}
+	return broker
+}
+
+// standaloneFiles are a standalone cdcd's worker and connector files, written once so that a test can
+// run, kill and restart cdcd on the same files.
+type standaloneFiles struct {
+	t          testing.TB
+	worker     string
+	connectors []string
+}
+
+// writeStandalone writes worker to dir/worker.properties and each connector config to
+// dir/<its name>.properties.
+func writeStandalone(t testing.TB, dir string, worker map[string]string, connectors ...map[string]string) standaloneFiles {
+	t.Helper()
+	f := standaloneFiles{t: t, worker: filepath.Join(dir, "worker.properties")}
+	writeProperties(t, f.worker, worker)
+	for _, conn := range connectors {
+		path := filepath.Join(dir, conn["name"]+".properties")
+		writeProperties(t, path, conn)
+		f.connectors = append(f.connectors, path)
+	}
+	return f
+}
+
+// start runs cdcd standalone on the files (startCdcd).
+func (f standaloneFiles) start() *cdcdProcess {
+	f.t.Helper()
+	return startCdcd(f.t, f.worker, f.connectors...)
+}
+
+// startStandalone writes the files (writeStandalone) and runs cdcd standalone on them.
+func startStandalone(t testing.TB, dir string, worker map[string]string, connectors ...map[string]string) *cdcdProcess {
+	t.Helper()
+	return writeStandalone(t, dir, worker, connectors...).start()
+}
+
+// restAPI is a client of the process's REST API, once it logged the address it listens on.
+func (p *cdcdProcess) restAPI() restClient {
+	p.t.Helper()
+	return restClient{t: p.t, base: "http://" + listeningAddress(p.t, p)}
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdcd/cdcd/e2e/capture"
 	"github.com/cdcd/cdcd/e2e/testenv"
 )
@@ -51,14 +49,7 @@ func TestLargeTransaction(t *testing.T) {
 		}
 	})
 
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	if _, err := db.Exec(ctx, `CREATE TABLE largetx (id bigint PRIMARY KEY, payload text NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
+	db := connectPostgres(t, ctx, dsn, `CREATE TABLE largetx (id bigint PRIMARY KEY, payload text NOT NULL)`)
 	dir := t.TempDir()
 	workerPath, connPath := filepath.Join(dir, "worker.properties"), filepath.Join(dir, "pg.properties")
 	writeProperties(t, workerPath, workerProps(brokers, filepath.Join(dir, "offsets.dat")))

@@ -24,6 +24,7 @@ const (
 // streamed changes with DDL mid-stream — and compares every data and schema change record with what
 // Debezium's MariaDbConnector wrote, after blanking times and binlog positions (capture.Replay).
 func TestMariaDBGoldens(t *testing.T) {
+	testenv.LockGoldens(t)
 	root, err := testenv.ParseMySQLDSN(testenv.MariaDB(t))
 	if err != nil {
 		t.Fatal(err)
@@ -46,22 +47,15 @@ func replayMariaDBGolden(t *testing.T, root testenv.MySQLDSN, brokers []string, 
 
 	mariadbSQL(t, root, "", "DROP DATABASE IF EXISTS cdcd_golden; CREATE DATABASE cdcd_golden CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
 	mariadbFile(t, root, "cdcd_golden", "../testdata/mariadb/corpus/schema.sql")
+	// A variant's own SQL, as goldens.sh runs it: extra-schema.sql before the seed rows, extra-changes.sql
+	// after the snapshot, before the corpus changes.
+	mariadbFileIfExists(t, root, "cdcd_golden", filepath.Join(dir, "extra-schema.sql"))
 	mariadbFile(t, root, "cdcd_golden", "../testdata/mariadb/corpus/seed.sql")
-	broker, err := capture.NewBroker(brokers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	broker := emptyBroker(t, ctx, brokers, capture.Selection{Prefix: mariadbGoldenPrefix, Topics: []string{mariadbGoldenHistory}})
 	sel := capture.Selection{Prefix: mariadbGoldenPrefix}
-	if _, err := broker.DeleteTopics(ctx, capture.Selection{Prefix: mariadbGoldenPrefix, Topics: []string{mariadbGoldenHistory}}); err != nil {
-		t.Fatal(err)
-	}
 
 	tmp := t.TempDir()
-	worker := readProps(t, filepath.Join(dir, "worker.properties"))
-	worker["offset.storage.file.filename"] = filepath.Join(tmp, "offsets.dat")
-	worker["bootstrap.servers"] = strings.Join(brokers, ",")
-	worker["listeners"] = "http://127.0.0.1:0"
+	worker := goldenWorker(t, dir, brokers, tmp)
 	conn := readProps(t, filepath.Join(dir, "connector.properties"))
 	host, port, _ := strings.Cut(root.Addr, ":")
 	conn["database.hostname"], conn["database.port"] = host, port
@@ -75,6 +69,7 @@ func replayMariaDBGolden(t *testing.T, root testenv.MySQLDSN, brokers []string, 
 
 	p := startCdcd(t, workerPath, connPath)
 	waitFor(t, ctx, broker, sel, `"snapshot":"last"`)
+	mariadbFileIfExists(t, root, "cdcd_golden", filepath.Join(dir, "extra-changes.sql"))
 	mariadbFile(t, root, "cdcd_golden", "../testdata/mariadb/corpus/changes.sql")
 	waitFor(t, ctx, broker, sel, goldenEnd)
 	time.Sleep(time.Second) // the marker's transaction is one batch: nothing after it is expected
@@ -93,6 +88,9 @@ func replayMariaDBGolden(t *testing.T, root testenv.MySQLDSN, brokers []string, 
 		if !debezium361Difference(d) {
 			diffs = append(diffs, d)
 		}
+	}
+	if conn["provide.transaction.metadata"] == "true" {
+		diffs = append(diffs, goldenOffsetDiffs(t, dir, worker["offset.storage.file.filename"], debeziumEndOffset)...)
 	}
 	for i, d := range diffs {
 		if i == 40 {
@@ -119,6 +117,14 @@ func mariadbFile(t *testing.T, root testenv.MySQLDSN, db, path string) {
 	mariadbClient(t, root, db, f)
 }
 
+// mariadbFileIfExists runs a variant's optional SQL file when it has one.
+func mariadbFileIfExists(t *testing.T, root testenv.MySQLDSN, db, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		mariadbFile(t, root, db, path)
+	}
+}
+
 func mariadbClient(t *testing.T, root testenv.MySQLDSN, db string, stdin interface{ Read([]byte) (int, error) }) {
 	t.Helper()
 	host, port, _ := strings.Cut(root.Addr, ":")
@@ -142,6 +148,15 @@ func debezium361Difference(d capture.Difference) bool {
 		(strings.HasSuffix(d.Path, "after.zts") || strings.HasSuffix(d.Path, "after.zts_nn"))
 }
 
+// debeziumEndOffset reports the one difference expected between the offset cdcd records at a commit and
+// the one Debezium stores with the transaction's END record: Debezium writes END before it moves its
+// position past the commit, so that offset is the one of the transaction's last event (the transaction's
+// start and gtids, blanked, and the events to skip there, the difference); cdcd records offsets only at
+// transaction boundaries. The transaction keys compare equal.
+func debeziumEndOffset(d capture.Difference) bool {
+	return d.Path == "value.event" && strings.HasPrefix(d.Detail, "only in A")
+}
+
 // historyPositions matches what differs between two databases in a schema history document: the
 // processing time and the binlog position.
 var historyPositions = []struct {
@@ -149,7 +164,7 @@ var historyPositions = []struct {
 	with string
 }{
 	{regexp.MustCompile(`("(?:ts_ms|ts_sec|pos|server_id|event|row)" : )\d+`), "${1}0"},
-	{regexp.MustCompile(`("(?:file|gtids)" : )"[^"]*"`), `${1}""`},
+	{regexp.MustCompile(`("(?:file|gtids|transaction_id)" : )"[^"]*"`), `${1}""`},
 }
 
 // compareHistory compares the schema history topic byte for byte with the golden's, positions and times

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
@@ -24,14 +22,7 @@ func TestMetricsInBothModes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pgDSN := testenv.NewPostgresDB(t)
-	db, err := pgx.Connect(ctx, pgDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	if _, err := db.Exec(ctx, "CREATE TABLE m (id int PRIMARY KEY, v int)"); err != nil {
-		t.Fatal(err)
-	}
+	db := connectPostgres(t, ctx, pgDSN, "CREATE TABLE m (id int PRIMARY KEY, v int)")
 	mdb := newMariaDBCase(t)
 	mdb.conn["name"] = "mdbm"
 
@@ -69,7 +60,7 @@ func TestMetricsInBothModes(t *testing.T) {
 
 	brokers := testenv.Kafka(t)
 	prefix := testenv.NewTopicPrefix(t)
-	w := startCdcdDistributed(t, distributedProps(brokers, prefix+"g", clusterTopics{configs: prefix + "-configs", offsets: prefix + "-offsets", status: prefix + "-status"}, freePort(t)))
+	w := startCdcdDistributed(t, distributedProps(brokers, prefix+"g", clusterTopicsOf(prefix), freePort(t)))
 	defer w.stop()
 	waitMetric(t, w.url, "cdcd_worker_rebalances_total", 1)
 	if _, ok := metricValue(scrape(t, w.url), `cdcd_worker_assigned{kind="connectors"}`); !ok {

@@ -49,14 +49,7 @@ func kafkaOutage(t *testing.T, walSenderTimeout time.Duration, statusInterval st
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	if _, err := db.Exec(ctx, `CREATE TABLE outage (id bigint PRIMARY KEY, payload text NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
+	db := connectPostgres(t, ctx, dsn, `CREATE TABLE outage (id bigint PRIMARY KEY, payload text NOT NULL)`)
 	dir := t.TempDir()
 	workerPath, connPath := filepath.Join(dir, "worker.properties"), filepath.Join(dir, "pg.properties")
 	writeProperties(t, workerPath, workerProps(brokers, filepath.Join(dir, "offsets.dat")))
@@ -67,6 +60,11 @@ func kafkaOutage(t *testing.T, walSenderTimeout time.Duration, statusInterval st
 	}
 	writeProperties(t, connPath, conn)
 	p := startCdcd(t, workerPath, connPath)
+	// The slot is active while the connector creates it, on the walsender of the creating connection, and
+	// again once the streaming connection's START_REPLICATION took it: only after "streaming" is it the
+	// walsender that must survive the outage. (Sampling from the first "active" saw the slot free for a
+	// moment between the two, and was this test's flake.)
+	waitLog(t, p, "msg=streaming")
 	waitSlotActive(t, ctx, db, conn["slot.name"], p)
 
 	work := startInsertWorkload(ctx, t, dsn)

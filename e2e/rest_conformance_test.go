@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
@@ -129,15 +127,7 @@ func TestRESTConformance(t *testing.T) {
 	dsn := testenv.NewPostgresDB(t)
 	brokers := testenv.Kafka(t)
 	connectInstall(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE TABLE public.items (id int PRIMARY KEY, v text)`); err != nil {
-		t.Fatal(err)
-	}
+	execPostgres(t, context.Background(), dsn, `CREATE TABLE public.items (id int PRIMARY KEY, v text)`)
 
 	dir := t.TempDir()
 	prefix := fmt.Sprintf("conf%d", time.Now().UnixNano()%1e9)
@@ -148,11 +138,7 @@ func TestRESTConformance(t *testing.T) {
 	ref := restClient{t: t, base: startConnect(t, connectProps)}
 
 	// cdcd.
-	cdcdProps := workerProps(brokers, filepath.Join(dir, "cdcd-offsets.dat"))
-	workerPath := filepath.Join(dir, "worker.properties")
-	writeProperties(t, workerPath, cdcdProps)
-	p := startCdcd(t, workerPath)
-	ours := restClient{t: t, base: "http://" + listeningAddress(t, p)}
+	ours := startStandalone(t, dir, workerProps(brokers, filepath.Join(dir, "cdcd-offsets.dat"))).restAPI()
 
 	compareREST(t, dsn, prefix, ref, ours, false)
 }

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
@@ -118,20 +116,11 @@ func TestRESTLifecycle(t *testing.T) {
 	dsn := testenv.NewPostgresDB(t)
 	brokers := testenv.Kafka(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE TABLE public.items (id int PRIMARY KEY, v text)`); err != nil {
-		t.Fatal(err)
-	}
+	conn := connectPostgres(t, ctx, dsn, `CREATE TABLE public.items (id int PRIMARY KEY, v text)`)
 
 	dir := t.TempDir()
-	workerPath := filepath.Join(dir, "worker.properties")
-	writeProperties(t, workerPath, workerProps(brokers, filepath.Join(dir, "offsets.dat")))
-	p := startCdcd(t, workerPath)
-	api := restClient{t: t, base: "http://" + listeningAddress(t, p)}
+	p := startStandalone(t, dir, workerProps(brokers, filepath.Join(dir, "offsets.dat")))
+	api := p.restAPI()
 
 	deadline := time.Now().Add(30 * time.Second)
 	for api.do("GET", "/health", "").status != http.StatusOK {

@@ -4,13 +4,14 @@
 # a PostgreSQL 15 cluster that accepts TLS connections only (postgres_tls), a MariaDB that requires
 # TLS (mariadb_tls), a SASL_SSL listener on the same Kafka broker, and the certificates they use.
 #
-#   e2e/services.sh {install|start|stop|status} {postgres|postgres_tls|mariadb|mariadb_tls|kafka|certs|all}
+#   e2e/services.sh {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|all}
 #
 # All state lives under ${CDCD_E2E_DIR:-/var/tmp/cdcd-e2e}; ports come from CDCD_PG_PORT,
 # CDCD_PG_TLS_PORT, CDCD_MARIADB_PORT, CDCD_MARIADB_TLS_PORT, CDCD_KAFKA_PORT,
 # CDCD_KAFKA_CONTROLLER_PORT and CDCD_KAFKA_SASL_SSL_PORT. `start` installs what is missing, is
 # idempotent and returns only once the service answers. `stop` ends each service by its recorded
-# pid. The script must run as root (apt-get, runuser).
+# pid; `crash` kills postgres (-m immediate), mariadb or kafka (SIGKILL), for the chaos tests. The
+# script must run as root (apt-get, runuser).
 set -euo pipefail
 
 STATE_DIR=${CDCD_E2E_DIR:-/var/tmp/cdcd-e2e}
@@ -23,7 +24,9 @@ MARIADB_TLS_PORT=${CDCD_MARIADB_TLS_PORT:-53307}
 KAFKA_SASL_SSL_PORT=${CDCD_KAFKA_SASL_SSL_PORT:-59094}
 KAFKA_VERSION=4.4.0
 # Seconds a service gets to answer after being launched, and to exit after being asked to.
-START_TIMEOUT=${CDCD_SERVICE_START_TIMEOUT:-90}
+# Long enough for a JVM and five database servers starting side by side on a loaded 2-core machine;
+# a service that dies is reported at once whatever this is.
+START_TIMEOUT=${CDCD_SERVICE_START_TIMEOUT:-240}
 STOP_TIMEOUT=${CDCD_SERVICE_STOP_TIMEOUT:-30}
 
 PG_BIN=/usr/lib/postgresql/15/bin
@@ -33,8 +36,6 @@ PG_LOG=$PG_DIR/postgres.log
 
 MARIADB_DIR=$STATE_DIR/mariadb
 MARIADB_CNF=$MARIADB_DIR/my.cnf
-MARIADB_DATA=$MARIADB_DIR/data
-MARIADB_SOCKET=$MARIADB_DIR/mariadbd.sock
 MARIADB_PID=$MARIADB_DIR/mariadbd.pid # ours, written at launch; the server keeps its own in the datadir
 MARIADB_LOG=$MARIADB_DIR/mariadbd.log
 MARIADB_ROOT_PASSWORD=cdcd
@@ -67,8 +68,6 @@ PG_TLS_ADMIN_PASSWORD=cdcd # of the superuser postgres over TLS; the script itse
 
 MARIADB_TLS_DIR=$STATE_DIR/mariadb-tls
 MARIADB_TLS_CNF=$MARIADB_TLS_DIR/my.cnf
-MARIADB_TLS_DATA=$MARIADB_TLS_DIR/data
-MARIADB_TLS_SOCKET=$MARIADB_TLS_DIR/mariadbd.sock
 MARIADB_TLS_PID=$MARIADB_TLS_DIR/mariadbd.pid
 MARIADB_TLS_LOG=$MARIADB_TLS_DIR/mariadbd.log
 
@@ -336,65 +335,82 @@ certs_start() {
 certs_stop() { :; }
 
 # ---------------------------------------------------------------------------------------------
+# What the database services share: a service SVC has the functions SVC_install, SVC_pid (prints
+# the pid of its running server) and SVC_ready (succeeds once it answers as the tests connect).
+
+# service_running SVC LOGFILE succeeds when SVC runs already, once it answers: a start then has
+# nothing more to do. It fails, at once, when SVC is not running.
+service_running() {
+	local svc=$1 logfile=$2
+	"${svc}_pid" >/dev/null || return 1
+	log "$svc already running"
+	wait_ready "$svc" "${svc}_pid" "${svc}_ready" "$logfile"
+}
+
+# service_stop SVC SIGNAL [PIDFILE] ends the running SVC with SIGNAL (stop_pid) and removes PIDFILE,
+# the pid file this script wrote when it launched SVC, if it wrote one.
+service_stop() {
+	local svc=$1 signal=$2 pidfile=${3:-} pid
+	pid=$("${svc}_pid") || return 0
+	stop_pid "$svc" "$pid" "$signal"
+	[[ -z $pidfile ]] || rm -f "$pidfile"
+}
+
+# ---------------------------------------------------------------------------------------------
 # PostgreSQL 15
+#
+# Each cluster (postgres, postgres_tls) lives in a directory of its own laid out alike: DIR/data
+# the cluster, DIR/postgres.log its log, DIR/initdb.log.
 
 postgres_install() {
 	apt_ensure postgresql-15
 	[[ -x $PG_BIN/postgres ]] || die "$PG_BIN/postgres missing after installing postgresql-15"
 }
 
-# pg_initdb DIR DATA makes a cluster in DATA (unless there is one) whose postgresql.conf
-# includes cdcd.conf, the file each start writes.
-pg_initdb() {
-	local dir=$1 data=$2
-	[[ -s $data/PG_VERSION ]] && return 0
-	log "initdb $data"
-	rm -rf "$data"
-	run_as postgres "$PG_BIN/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
-		die "initdb failed; see $dir/initdb.log"
-	echo "include 'cdcd.conf'" >>"$data/postgresql.conf"
+# The clusters here are e2e/pgversions.sh's (sourced below): pg_cluster_initdb, pg_cluster_conf and
+# pg_cluster_launch with Debian's binaries, PG_BIN.
+
+# pg_prepare SVC DIR installs PostgreSQL and makes the cluster DIR/data unless it exists. The
+# caller writes its cdcd.conf (pg_cluster_conf) before pg_launch.
+pg_prepare() {
+	local svc=$1 dir=$2
+	"${svc}_install"
+	service_dir postgres "$dir"
+	pg_cluster_initdb "$PG_BIN" "$dir"
 }
+
+# pg_launch SVC DIR WHERE starts the cluster DIR/data of Debian's binaries (see pg_cluster_launch).
+pg_launch() { pg_cluster_launch "$PG_BIN" "$2" "$1" "$3"; }
 
 postgres_pid() { live_pid "$PG_DATA/postmaster.pid" "postgres -D $PG_DATA"; }
 
 postgres_ready() { "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -d postgres -U postgres; }
 
 postgres_start() {
-	if postgres_pid >/dev/null; then
-		log "postgres already running"
-		wait_ready postgres postgres_pid postgres_ready "$PG_LOG"
-		return 0
-	fi
-	postgres_install
-	service_dir postgres "$PG_DIR"
-	pg_initdb "$PG_DIR" "$PG_DATA"
-	# Rewritten on every start, so a changed port or setting takes effect without a new cluster.
-	# Durability is traded for speed (fsync etc. off): the cluster is disposable test state.
-	cat >"$PG_DATA/cdcd.conf" <<-EOF
-		listen_addresses = '127.0.0.1'
-		port = $PG_PORT
-		unix_socket_directories = '$PG_DATA'
-		wal_level = logical
-		max_replication_slots = 20
-		max_wal_senders = 20
-		fsync = off
-		synchronous_commit = off
-		full_page_writes = off
-	EOF
-	chown postgres:postgres "$PG_DATA/cdcd.conf"
-	log "starting postgres on 127.0.0.1:$PG_PORT"
-	# setsid: the postmaster must not share our session, or an interrupt of the caller reaches it.
-	setsid -w runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t "$START_TIMEOUT" start >/dev/null </dev/null ||
-		die "postgres did not start; see $PG_LOG"
+	service_running postgres "$PG_LOG" && return 0
+	pg_prepare postgres "$PG_DIR"
+	pg_cluster_conf "$PG_DATA" "$PG_PORT"
+	pg_launch postgres "$PG_DIR" "127.0.0.1:$PG_PORT"
 	wait_ready postgres postgres_pid postgres_ready "$PG_LOG"
 }
 
-postgres_stop() {
-	local pid
-	pid=$(postgres_pid) || return 0
-	# SIGINT is PostgreSQL's fast shutdown; SIGTERM (smart) would wait for open walsenders forever.
-	stop_pid postgres "$pid" INT
-}
+# SIGINT is PostgreSQL's fast shutdown; SIGTERM (smart) would wait for open walsenders forever.
+postgres_stop() { service_stop postgres INT; }
+# SIGQUIT is `pg_ctl stop -m immediate`: no checkpoint, every backend killed, crash recovery at the next start.
+postgres_crash() { service_stop postgres QUIT; }
+
+# ---------------------------------------------------------------------------------------------
+# PostgreSQL 13, 14, 16, 17 and 18, the version matrix beside 15: e2e/pgversions.sh runs them (each a
+# cluster set up as the 15 service is, on 554NN); `all` has 13 and 18, the versions `make test` runs.
+# shellcheck source=e2e/pgversions.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pgversions.sh"
+for _major in "${PGV_MAJORS[@]}"; do
+	eval "postgres${_major}_install() { pgv_install $_major; }
+		postgres${_major}_start() { pgv_start $_major; }
+		postgres${_major}_stop() { pgv_stop $_major; }
+		postgres${_major}_pid() { pg_cluster_pid \"\$(pgv_dir $_major)/data\"; }"
+done
+unset _major
 
 # ---------------------------------------------------------------------------------------------
 # PostgreSQL 15 that accepts TLS connections only (a second cluster of the same binaries)
@@ -422,22 +438,8 @@ postgres_tls_write_config() {
 	install -o postgres -g postgres -m 600 "$CERTS_DIR/server.key" "$PG_TLS_DATA/server.key"
 	install -o postgres -g postgres -m 644 "$CERTS_DIR/server.pem" "$PG_TLS_DATA/server.crt"
 	install -o postgres -g postgres -m 644 "$CERTS_DIR/ca.pem" "$PG_TLS_DATA/root.crt"
-	cat >"$PG_TLS_DATA/cdcd.conf" <<-EOF
-		listen_addresses = '127.0.0.1'
-		port = $PG_TLS_PORT
-		unix_socket_directories = '$PG_TLS_DATA'
-		wal_level = logical
-		max_replication_slots = 20
-		max_wal_senders = 20
-		fsync = off
-		synchronous_commit = off
-		full_page_writes = off
-		ssl = on
-		ssl_cert_file = 'server.crt'
-		ssl_key_file = 'server.key'
-		ssl_ca_file = 'root.crt'
-		password_encryption = 'scram-sha-256'
-	EOF
+	pg_cluster_conf "$PG_TLS_DATA" "$PG_TLS_PORT" "ssl = on" "ssl_cert_file = 'server.crt'" "ssl_key_file = 'server.key'" \
+		"ssl_ca_file = 'root.crt'" "password_encryption = 'scram-sha-256'"
 	# The first matching line wins: TCP without TLS is rejected before any other line is read.
 	# "replication" matches physical replication only; logical replication connections
 	# (replication=database) name a database and match "all".
@@ -450,7 +452,7 @@ postgres_tls_write_config() {
 		hostssl   all         all         0.0.0.0/0 scram-sha-256
 		hostssl   replication all         0.0.0.0/0 scram-sha-256
 	EOF
-	chown postgres:postgres "$PG_TLS_DATA/cdcd.conf" "$PG_TLS_DATA/pg_hba.conf"
+	chown postgres:postgres "$PG_TLS_DATA/pg_hba.conf"
 }
 
 # postgres_tls_users creates or updates the accounts (idempotent, a few milliseconds).
@@ -467,117 +469,134 @@ postgres_tls_users() {
 
 postgres_tls_start() {
 	certs_start
-	if postgres_tls_pid >/dev/null; then
-		log "postgres_tls already running"
-		wait_ready postgres_tls postgres_tls_pid postgres_tls_ready "$PG_TLS_LOG"
-		return 0
-	fi
-	postgres_tls_install
-	service_dir postgres "$PG_TLS_DIR"
-	pg_initdb "$PG_TLS_DIR" "$PG_TLS_DATA"
+	service_running postgres_tls "$PG_TLS_LOG" && return 0
+	pg_prepare postgres_tls "$PG_TLS_DIR"
 	postgres_tls_write_config
-	log "starting postgres_tls on 127.0.0.1:$PG_TLS_PORT (TLS only)"
-	setsid -w runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_TLS_DATA" -l "$PG_TLS_LOG" -w -t "$START_TIMEOUT" start >/dev/null </dev/null ||
-		die "postgres_tls did not start; see $PG_TLS_LOG"
+	pg_launch postgres_tls "$PG_TLS_DIR" "127.0.0.1:$PG_TLS_PORT (TLS only)"
 	wait_ready postgres_tls postgres_tls_pid postgres_tls_socket_ready "$PG_TLS_LOG"
 	postgres_tls_users >/dev/null || die "creating the postgres_tls accounts failed; see $PG_TLS_LOG"
 	wait_ready postgres_tls postgres_tls_pid postgres_tls_ready "$PG_TLS_LOG"
 }
 
-postgres_tls_stop() {
-	local pid
-	pid=$(postgres_tls_pid) || return 0
-	stop_pid postgres_tls "$pid" INT
-}
+postgres_tls_stop() { service_stop postgres_tls INT; }
 
 # ---------------------------------------------------------------------------------------------
 # MariaDB 10.11
+#
+# Each instance (mariadb, mariadb_tls) lives in a directory of its own laid out alike: DIR/my.cnf
+# its configuration, DIR/data, DIR/mariadbd.sock, DIR/mariadbd.pid (ours, written at launch; the
+# server keeps its own in the datadir), DIR/mariadbd.log, DIR/.users-created once the accounts exist.
 
 mariadb_install() {
 	apt_ensure mariadb-server
 	command -v mariadbd >/dev/null || [[ -x /usr/sbin/mariadbd ]] || die "mariadbd missing after installing mariadb-server"
 }
 
-mariadb_pid() { live_pid "$MARIADB_PID" "mariadbd --defaults-file=$MARIADB_CNF"; }
+# MARIADB_CAPTURE_GRANTS are what a binlog reader needs, the grants of every capture account.
+MARIADB_CAPTURE_GRANTS='SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR, LOCK TABLES'
 
-mariadb_ready() { mariadb-admin --defaults-file="$MARIADB_CNF" ping >/dev/null 2>&1; }
+# mariadb_write_cnf_file DIR PORT [SETTING...] writes DIR/my.cnf: the [mysqld] settings every
+# instance here shares (a binlog as Debezium needs it: ROW, full images and metadata, strict GTIDs),
+# each SETTING as a line of its own, and a [client] section that lets the command-line tools (and
+# this script) find the private server as root.
+mariadb_write_cnf_file() {
+	local dir=$1 port=$2
+	shift 2
+	{
+		cat <<-EOF
+			[mysqld]
+			user = mysql
+			datadir = $dir/data
+			socket = $dir/mariadbd.sock
+			pid-file = $dir/data/mariadbd.pid
+			log-error = $dir/mariadbd.log
+			port = $port
+			bind-address = 127.0.0.1
+			skip-name-resolve
+			server_id = 1
+			log_bin = mariadb-bin
+			binlog_format = ROW
+			binlog_row_image = FULL
+			binlog_row_metadata = FULL
+			binlog_annotate_row_events = ON
+			gtid_strict_mode = ON
+			# Disposable test state: favour speed over durability.
+			innodb_flush_log_at_trx_commit = 2
+		EOF
+		(($# == 0)) || printf '%s\n' "$@"
+		cat <<-EOF
 
-mariadb_write_cnf() {
-	# The [client] section lets the command-line tools (and this script) find the private server.
-	cat >"$MARIADB_CNF" <<-EOF
-		[mysqld]
-		user = mysql
-		datadir = $MARIADB_DATA
-		socket = $MARIADB_SOCKET
-		pid-file = $MARIADB_DATA/mariadbd.pid
-		log-error = $MARIADB_LOG
-		port = $MARIADB_PORT
-		bind-address = 127.0.0.1
-		skip-name-resolve
-		server_id = 1
-		log_bin = mariadb-bin
-		binlog_format = ROW
-		binlog_row_image = FULL
-		binlog_row_metadata = FULL
-		binlog_annotate_row_events = ON
-		gtid_strict_mode = ON
-		# Disposable test state: favour speed over durability.
-		innodb_flush_log_at_trx_commit = 2
-
-		[client]
-		socket = $MARIADB_SOCKET
-		port = $MARIADB_PORT
-		user = root
-		password = $MARIADB_ROOT_PASSWORD
-	EOF
+			[client]
+			socket = $dir/mariadbd.sock
+			port = $port
+			user = root
+			password = $MARIADB_ROOT_PASSWORD
+		EOF
+	} >"$dir/my.cnf"
 }
 
-# mariadb_bootstrap_users gives root the password over TCP and the socket, drops the
-# password-less root accounts mariadb-install-db creates for other hosts, and creates the capture
-# user. It runs once after mariadb-install-db, while root still logs in over the socket without a
-# password; that password is set last so that a failed attempt can simply be repeated.
+# mariadb_bootstrap_users DIR ACCOUNTS gives root the password over TCP and the socket, drops the
+# password-less root accounts mariadb-install-db creates for other hosts, and runs ACCOUNTS (SQL
+# creating the instance's own accounts). It runs once after mariadb-install-db, while root still
+# logs in over the socket without a password; that password is set last so that a failed attempt
+# can simply be repeated.
 mariadb_bootstrap_users() {
-	mariadb --no-defaults --socket="$MARIADB_SOCKET" -u root <<-EOF
+	local dir=$1 accounts=$2
+	mariadb --no-defaults --socket="$dir/mariadbd.sock" -u root <<-EOF
 		CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';
 		ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY '$MARIADB_ROOT_PASSWORD';
 		GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
 		DROP USER IF EXISTS 'root'@'::1', 'root'@'$(hostname)';
-		CREATE USER IF NOT EXISTS '$MARIADB_CAPTURE_USER'@'%' IDENTIFIED BY '$MARIADB_CAPTURE_PASSWORD';
-		GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR, LOCK TABLES ON *.* TO '$MARIADB_CAPTURE_USER'@'%';
+		$accounts
 		ALTER USER 'root'@'localhost' IDENTIFIED BY '$MARIADB_ROOT_PASSWORD';
 	EOF
 }
 
-mariadb_start() {
-	if mariadb_pid >/dev/null; then
-		log "mariadb already running"
-		wait_ready mariadb mariadb_pid mariadb_ready "$MARIADB_LOG"
-		return 0
+# mariadb_instance_start SVC DIR WHERE installs and starts the instance of service SVC in DIR: it
+# makes the data directory once (mariadb-install-db), launches the server from DIR/my.cnf (which
+# SVC_write_cnf writes first, on every start), waits until it answers (SVC_ready) and then, the
+# first time, creates the accounts that SVC_accounts prints. WHERE says, for the log, where it listens.
+mariadb_instance_start() {
+	local svc=$1 dir=$2 where=$3
+	"${svc}_install"
+	service_dir mysql "$dir"
+	"${svc}_write_cnf"
+	if [[ ! -d $dir/data/mysql ]]; then
+		log "mariadb-install-db $dir/data"
+		rm -rf "$dir/data" "$dir/.users-created"
+		mariadb-install-db --defaults-file="$dir/my.cnf" --auth-root-authentication-method=normal --skip-test-db \
+			>"$dir/install-db.log" 2>&1 || die "mariadb-install-db failed; see $dir/install-db.log"
 	fi
-	mariadb_install
-	service_dir mysql "$MARIADB_DIR"
-	mariadb_write_cnf
-	if [[ ! -d $MARIADB_DATA/mysql ]]; then
-		log "mariadb-install-db $MARIADB_DATA"
-		rm -rf "$MARIADB_DATA" "$MARIADB_DIR/.users-created"
-		mariadb-install-db --defaults-file="$MARIADB_CNF" --auth-root-authentication-method=normal --skip-test-db \
-			>"$MARIADB_DIR/install-db.log" 2>&1 || die "mariadb-install-db failed; see $MARIADB_DIR/install-db.log"
-	fi
-	log "starting mariadb on 127.0.0.1:$MARIADB_PORT"
-	spawn "$MARIADB_PID" "$MARIADB_DIR/mariadbd.out" /usr/sbin/mariadbd --defaults-file="$MARIADB_CNF"
-	wait_ready mariadb mariadb_pid mariadb_ready "$MARIADB_LOG"
-	if [[ ! -e $MARIADB_DIR/.users-created ]]; then
-		mariadb_bootstrap_users || die "creating the MariaDB users failed; see $MARIADB_LOG"
-		touch "$MARIADB_DIR/.users-created"
+	log "starting $svc on $where"
+	spawn "$dir/mariadbd.pid" "$dir/mariadbd.out" /usr/sbin/mariadbd --defaults-file="$dir/my.cnf"
+	wait_ready "$svc" "${svc}_pid" "${svc}_ready" "$dir/mariadbd.log"
+	if [[ ! -e $dir/.users-created ]]; then
+		mariadb_bootstrap_users "$dir" "$("${svc}_accounts")" || die "creating the $svc users failed; see $dir/mariadbd.log"
+		touch "$dir/.users-created"
 	fi
 }
 
-mariadb_stop() {
-	local pid
-	pid=$(mariadb_pid) || return 0
-	stop_pid mariadb "$pid" TERM
-	rm -f "$MARIADB_PID"
+mariadb_pid() { live_pid "$MARIADB_PID" "mariadbd --defaults-file=$MARIADB_CNF"; }
+
+mariadb_ready() { mariadb-admin --defaults-file="$MARIADB_CNF" ping >/dev/null 2>&1; }
+
+mariadb_write_cnf() { mariadb_write_cnf_file "$MARIADB_DIR" "$MARIADB_PORT"; }
+
+# mariadb_accounts prints the SQL creating the capture user.
+mariadb_accounts() {
+	cat <<-EOF
+		CREATE USER IF NOT EXISTS '$MARIADB_CAPTURE_USER'@'%' IDENTIFIED BY '$MARIADB_CAPTURE_PASSWORD';
+		GRANT $MARIADB_CAPTURE_GRANTS ON *.* TO '$MARIADB_CAPTURE_USER'@'%';
+	EOF
 }
+
+mariadb_start() {
+	service_running mariadb "$MARIADB_LOG" && return 0
+	mariadb_instance_start mariadb "$MARIADB_DIR" "127.0.0.1:$MARIADB_PORT"
+}
+
+mariadb_stop() { service_stop mariadb TERM "$MARIADB_PID"; }
+mariadb_crash() { service_stop mariadb KILL "$MARIADB_PID"; }
 
 # ---------------------------------------------------------------------------------------------
 # MariaDB 10.11 that requires TLS (a second instance, binlog set up like the first)
@@ -598,86 +617,29 @@ mariadb_tls_write_cnf() {
 	install -o mysql -g mysql -m 600 "$CERTS_DIR/server.key" "$MARIADB_TLS_DIR/server.key"
 	install -o mysql -g mysql -m 644 "$CERTS_DIR/server.pem" "$MARIADB_TLS_DIR/server.pem"
 	install -o mysql -g mysql -m 644 "$CERTS_DIR/ca.pem" "$MARIADB_TLS_DIR/ca.pem"
-	cat >"$MARIADB_TLS_CNF" <<-EOF
-		[mysqld]
-		user = mysql
-		datadir = $MARIADB_TLS_DATA
-		socket = $MARIADB_TLS_SOCKET
-		pid-file = $MARIADB_TLS_DATA/mariadbd.pid
-		log-error = $MARIADB_TLS_LOG
-		port = $MARIADB_TLS_PORT
-		bind-address = 127.0.0.1
-		skip-name-resolve
-		server_id = 1
-		log_bin = mariadb-bin
-		binlog_format = ROW
-		binlog_row_image = FULL
-		binlog_row_metadata = FULL
-		binlog_annotate_row_events = ON
-		gtid_strict_mode = ON
-		innodb_flush_log_at_trx_commit = 2
-		ssl_cert = $MARIADB_TLS_DIR/server.pem
-		ssl_key = $MARIADB_TLS_DIR/server.key
-		ssl_ca = $MARIADB_TLS_DIR/ca.pem
-		require_secure_transport = ON
-
-		[client]
-		socket = $MARIADB_TLS_SOCKET
-		port = $MARIADB_TLS_PORT
-		user = root
-		password = $MARIADB_ROOT_PASSWORD
-	EOF
+	mariadb_write_cnf_file "$MARIADB_TLS_DIR" "$MARIADB_TLS_PORT" "ssl_cert = $MARIADB_TLS_DIR/server.pem" \
+		"ssl_key = $MARIADB_TLS_DIR/server.key" "ssl_ca = $MARIADB_TLS_DIR/ca.pem" "require_secure_transport = ON"
 }
 
-# mariadb_tls_bootstrap_users is mariadb_bootstrap_users for this instance (see there).
-mariadb_tls_bootstrap_users() {
-	local grants='SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR, LOCK TABLES'
-	mariadb --no-defaults --socket="$MARIADB_TLS_SOCKET" -u root <<-EOF
-		CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';
-		ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY '$MARIADB_ROOT_PASSWORD';
-		GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
-		DROP USER IF EXISTS 'root'@'::1', 'root'@'$(hostname)';
+# mariadb_tls_accounts prints the SQL creating the two TLS accounts.
+mariadb_tls_accounts() {
+	cat <<-EOF
 		CREATE USER IF NOT EXISTS '$SECURE_USER'@'%';
 		ALTER USER '$SECURE_USER'@'%' IDENTIFIED BY '$SECURE_PASSWORD' REQUIRE SSL;
-		GRANT $grants ON *.* TO '$SECURE_USER'@'%';
+		GRANT $MARIADB_CAPTURE_GRANTS ON *.* TO '$SECURE_USER'@'%';
 		CREATE USER IF NOT EXISTS '$CERT_USER'@'%';
 		ALTER USER '$CERT_USER'@'%' IDENTIFIED BY '$SECURE_PASSWORD' REQUIRE X509;
-		GRANT $grants ON *.* TO '$CERT_USER'@'%';
-		ALTER USER 'root'@'localhost' IDENTIFIED BY '$MARIADB_ROOT_PASSWORD';
+		GRANT $MARIADB_CAPTURE_GRANTS ON *.* TO '$CERT_USER'@'%';
 	EOF
 }
 
 mariadb_tls_start() {
 	certs_start
-	if mariadb_tls_pid >/dev/null; then
-		log "mariadb_tls already running"
-		wait_ready mariadb_tls mariadb_tls_pid mariadb_tls_ready "$MARIADB_TLS_LOG"
-		return 0
-	fi
-	mariadb_tls_install
-	service_dir mysql "$MARIADB_TLS_DIR"
-	mariadb_tls_write_cnf
-	if [[ ! -d $MARIADB_TLS_DATA/mysql ]]; then
-		log "mariadb-install-db $MARIADB_TLS_DATA"
-		rm -rf "$MARIADB_TLS_DATA" "$MARIADB_TLS_DIR/.users-created"
-		mariadb-install-db --defaults-file="$MARIADB_TLS_CNF" --auth-root-authentication-method=normal --skip-test-db \
-			>"$MARIADB_TLS_DIR/install-db.log" 2>&1 || die "mariadb-install-db failed; see $MARIADB_TLS_DIR/install-db.log"
-	fi
-	log "starting mariadb_tls on 127.0.0.1:$MARIADB_TLS_PORT (TLS required)"
-	spawn "$MARIADB_TLS_PID" "$MARIADB_TLS_DIR/mariadbd.out" /usr/sbin/mariadbd --defaults-file="$MARIADB_TLS_CNF"
-	wait_ready mariadb_tls mariadb_tls_pid mariadb_tls_ready "$MARIADB_TLS_LOG"
-	if [[ ! -e $MARIADB_TLS_DIR/.users-created ]]; then
-		mariadb_tls_bootstrap_users || die "creating the mariadb_tls users failed; see $MARIADB_TLS_LOG"
-		touch "$MARIADB_TLS_DIR/.users-created"
-	fi
+	service_running mariadb_tls "$MARIADB_TLS_LOG" && return 0
+	mariadb_instance_start mariadb_tls "$MARIADB_TLS_DIR" "127.0.0.1:$MARIADB_TLS_PORT (TLS required)"
 }
 
-mariadb_tls_stop() {
-	local pid
-	pid=$(mariadb_tls_pid) || return 0
-	stop_pid mariadb_tls "$pid" TERM
-	rm -f "$MARIADB_TLS_PID"
-}
+mariadb_tls_stop() { service_stop mariadb_tls TERM "$MARIADB_TLS_PID"; }
 
 # ---------------------------------------------------------------------------------------------
 # Kafka 4.4.0 (KRaft, one node that is both broker and controller)
@@ -855,16 +817,31 @@ kafka_cluster_id_new() {
 	echo "$id"
 }
 
+# KAFKA_LEFTOVER_LIMIT is how many partition directories a stopped broker may keep before its
+# storage is started afresh. The tests delete their topics when they end (e2e/testenv), but a run
+# that was killed leaves its topics behind, and a broker that loads thousands of partitions takes
+# minutes to start on a small machine. Every topic on this broker belongs to a test run that is
+# over when the broker is down, so nothing of value is lost.
+KAFKA_LEFTOVER_LIMIT=${CDCD_KAFKA_LEFTOVER_LIMIT:-1500}
+
+kafka_drop_leftovers() {
+	[[ -d $KAFKA_DATA ]] || return 0
+	local dirs
+	dirs=$(find "$KAFKA_DATA" -mindepth 1 -maxdepth 1 -type d | wc -l)
+	((dirs > KAFKA_LEFTOVER_LIMIT)) || return 0
+	log "kafka's storage holds $dirs partition directories left by earlier test runs (more than $KAFKA_LEFTOVER_LIMIT); starting from empty storage"
+	rm -rf "$KAFKA_DATA"
+}
+
 kafka_start() {
-	if kafka_pid >/dev/null; then
-		log "kafka already running"
-		wait_ready kafka kafka_pid kafka_ready "$KAFKA_LOG"
+	if service_running kafka "$KAFKA_LOG"; then
 		certs_start
 		kafka_sasl_ssl_ready || log "warning: kafka was started without the SASL_SSL listener on $KAFKA_SASL_SSL_PORT; restart it (stop kafka, start kafka) to get one"
 		kafka_scram_users
 		return 0
 	fi
 	kafka_install
+	kafka_drop_leftovers
 	mkdir -p "$KAFKA_DATA"
 	kafka_write_config
 	if [[ ! -s $KAFKA_DATA/meta.properties ]]; then
@@ -889,12 +866,8 @@ kafka_start() {
 	kafka_scram_users
 }
 
-kafka_stop() {
-	local pid
-	pid=$(kafka_pid) || return 0
-	stop_pid kafka "$pid" TERM
-	rm -f "$KAFKA_PID"
-}
+kafka_stop() { service_stop kafka TERM "$KAFKA_PID"; }
+kafka_crash() { service_stop kafka KILL "$KAFKA_PID"; }
 
 # ---------------------------------------------------------------------------------------------
 
@@ -917,6 +890,7 @@ service_detail() {
 	case $1 in
 	postgres) echo ", 127.0.0.1:$PG_PORT" ;;
 	postgres_tls) echo ", 127.0.0.1:$PG_TLS_PORT, TLS only" ;;
+	postgres1[3-8]) echo ", 127.0.0.1:$(pgv_port "${1#postgres}"), ${PGV_RELEASE[${1#postgres}]}" ;;
 	mariadb) echo ", 127.0.0.1:$MARIADB_PORT" ;;
 	mariadb_tls) echo ", 127.0.0.1:$MARIADB_TLS_PORT, TLS required" ;;
 	kafka)
@@ -930,7 +904,7 @@ service_detail() {
 }
 
 usage() {
-	echo "usage: $0 {install|start|stop|status} {postgres|postgres_tls|mariadb|mariadb_tls|kafka|certs|all}" >&2
+	echo "usage: $0 {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|all}" >&2
 	exit 2
 }
 
@@ -954,7 +928,8 @@ main() {
 	local action=$1 target=${2//-/_} services svc rc=0
 	case $target in
 	postgres | postgres_tls | mariadb | mariadb_tls | kafka | certs) services=("$target") ;;
-	all) services=(certs postgres postgres_tls mariadb mariadb_tls kafka) ;;
+	postgres13 | postgres14 | postgres16 | postgres17 | postgres18) services=("$target") ;;
+	all) services=(certs postgres postgres13 postgres18 postgres_tls mariadb mariadb_tls kafka) ;;
 	*) usage ;;
 	esac
 	case $action in
@@ -962,8 +937,9 @@ main() {
 		[[ $EUID -eq 0 ]] || die "run as root: services are set up with apt-get and started with runuser"
 		if ((${#services[@]} > 1)); then start_parallel "${services[@]}"; else "${services[0]}_start"; fi
 		;;
-	install | stop)
+	install | stop | crash)
 		[[ $EUID -eq 0 ]] || die "run as root: services are set up with apt-get and started with runuser"
+		[[ $action != crash ]] || [[ $target =~ ^(postgres|mariadb|kafka)$ ]] || die "crash is for postgres, mariadb and kafka"
 		for svc in "${services[@]}"; do "${svc}_${action}"; done
 		;;
 	status)

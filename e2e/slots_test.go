@@ -21,14 +21,7 @@ func TestSlotsThroughTheBinary(t *testing.T) {
 	brokers := testenv.Kafka(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	if _, err := db.Exec(ctx, "CREATE TABLE g (id int PRIMARY KEY)"); err != nil {
-		t.Fatal(err)
-	}
+	db := connectPostgres(t, ctx, dsn, "CREATE TABLE g (id int PRIMARY KEY)")
 
 	dir := t.TempDir()
 	worker := workerProps(brokers, filepath.Join(dir, "offsets.dat"))

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdcd/cdcd/e2e/capture"
 	"github.com/cdcd/cdcd/e2e/testenv"
 )
@@ -24,25 +22,10 @@ func TestTransformFailureFailsTheTask(t *testing.T) {
 	defer cancel()
 	const prefix = "e2esmterrors"
 
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	if _, err := db.Exec(ctx, "CREATE TABLE amounts (id int PRIMARY KEY, amount text)"); err != nil {
-		t.Fatal(err)
-	}
-	broker, err := capture.NewBroker(brokers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	db := connectPostgres(t, ctx, dsn, "CREATE TABLE amounts (id int PRIMARY KEY, amount text)")
 	sel := capture.Selection{Prefix: prefix}
-	if _, err := broker.DeleteTopics(ctx, sel); err != nil {
-		t.Fatal(err)
-	}
+	broker := emptyBroker(t, ctx, brokers, sel)
 
-	tmp := t.TempDir()
 	conn := pgConnector(t, dsn, "smt-errors", prefix, "public.amounts")
 	for k, v := range map[string]string{
 		"transforms":                  "unwrap,amount",
@@ -57,22 +40,13 @@ func TestTransformFailureFailsTheTask(t *testing.T) {
 	} {
 		conn[k] = v
 	}
-	workerPath, connPath := filepath.Join(tmp, "worker.properties"), filepath.Join(tmp, "connector.properties")
-	writeProperties(t, workerPath, workerProps(brokers, filepath.Join(tmp, "offsets.dat")))
-	writeProperties(t, connPath, conn)
-	p := startCdcd(t, workerPath, connPath)
+	tmp := t.TempDir()
+	p := startStandalone(t, tmp, workerProps(brokers, filepath.Join(tmp, "offsets.dat")), conn)
 	defer p.stop()
 	waitSlotActive(t, ctx, db, conn["slot.name"], p)
-	rest := restClient{t: t, base: "http://" + listeningAddress(t, p)}
+	rest := p.restAPI()
 
-	for _, sql := range []string{
-		"INSERT INTO amounts VALUES (1, '12')",
-		"INSERT INTO amounts VALUES (2, 'twelve')",
-	} {
-		if _, err := db.Exec(ctx, sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+	execAll(t, ctx, db, "INSERT INTO amounts VALUES (1, '12')", "INSERT INTO amounts VALUES (2, 'twelve')")
 
 	var trace string
 	for deadline := time.Now().Add(time.Minute); trace == ""; time.Sleep(200 * time.Millisecond) {

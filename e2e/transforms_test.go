@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdcd/cdcd/e2e/capture"
 	"github.com/cdcd/cdcd/e2e/testenv"
 )
@@ -24,30 +22,11 @@ func TestLogicalTableRouterMergesShardsAndHeartbeats(t *testing.T) {
 	defer cancel()
 	const prefix = "e2etransforms"
 
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	for _, sql := range []string{
-		"CREATE SCHEMA s1", "CREATE SCHEMA s2",
-		"CREATE TABLE s1.orders (id int PRIMARY KEY, note text)", "CREATE TABLE s2.orders (id int PRIMARY KEY, note text)",
-	} {
-		if _, err := db.Exec(ctx, sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	broker, err := capture.NewBroker(brokers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	db := connectPostgres(t, ctx, dsn, "CREATE SCHEMA s1", "CREATE SCHEMA s2",
+		"CREATE TABLE s1.orders (id int PRIMARY KEY, note text)", "CREATE TABLE s2.orders (id int PRIMARY KEY, note text)")
 	sel := capture.Selection{Prefix: prefix}
-	if _, err := broker.DeleteTopics(ctx, sel); err != nil {
-		t.Fatal(err)
-	}
+	broker := emptyBroker(t, ctx, brokers, sel)
 
-	tmp := t.TempDir()
 	conn := pgConnector(t, dsn, "transforms-e2e", prefix, "s1.orders,s2.orders")
 	for k, v := range map[string]string{
 		"heartbeat.interval.ms":                        "200",
@@ -63,21 +42,12 @@ func TestLogicalTableRouterMergesShardsAndHeartbeats(t *testing.T) {
 	} {
 		conn[k] = v
 	}
-	workerPath, connPath := filepath.Join(tmp, "worker.properties"), filepath.Join(tmp, "connector.properties")
-	writeProperties(t, workerPath, workerProps(brokers, filepath.Join(tmp, "offsets.dat")))
-	writeProperties(t, connPath, conn)
-	p := startCdcd(t, workerPath, connPath)
+	tmp := t.TempDir()
+	p := startStandalone(t, tmp, workerProps(brokers, filepath.Join(tmp, "offsets.dat")), conn)
 	waitSlotActive(t, ctx, db, conn["slot.name"], p)
 
-	for _, sql := range []string{
-		"INSERT INTO s1.orders VALUES (1, 'first shard')",
-		"INSERT INTO s2.orders VALUES (1, 'second shard')",
-		"DELETE FROM s1.orders WHERE id = 1",
-	} {
-		if _, err := db.Exec(ctx, sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+	execAll(t, ctx, db, "INSERT INTO s1.orders VALUES (1, 'first shard')", "INSERT INTO s2.orders VALUES (1, 'second shard')",
+		"DELETE FROM s1.orders WHERE id = 1")
 	var orders, beats []capture.Record
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && (len(orders) < 4 || len(beats) == 0); time.Sleep(300 * time.Millisecond) {
 		recs, err := broker.Read(ctx, sel)

@@ -51,6 +51,19 @@ type Sink interface {
 	Close(ctx context.Context) error
 }
 
+// Transactional is a Sink whose Sends are grouped into atomic transactions (on Kafka: a transactional
+// producer), for exactly-once delivery: the runtime commits each transaction together with the offset
+// record that stands for it, so that after any crash a reader of committed data sees every record once.
+//
+// Commit sends recs after the Sends since the last Commit and makes all of them visible at once. It
+// blocks until the transaction is committed, failed, or ctx ends; it must not run concurrently with
+// Send. After an error the sink has failed: the runtime opens a new one (which aborts what the old one
+// left open) and restarts from the last committed offset.
+type Transactional interface {
+	Sink
+	Commit(ctx context.Context, recs []Record) error
+}
+
 // Config is what the runtime tells a sink about the task it serves.
 type Config struct {
 	// Connector is the connector's name; ClientID the client id the runtime gives this task's producer
@@ -61,10 +74,24 @@ type Config struct {
 	// Settings are the task's producer settings, prefix removed: the worker's producer.*, overridden by the
 	// connector's producer.override.*. A sink honours each or refuses it in OpenSink; it never ignores one.
 	Settings map[string]string
+	// AdminSettings are the security settings (security.*, ssl.*, sasl.*) of the task's admin client, the
+	// one that creates topics, prefix removed, as Connect's Worker.adminConfigs merges them: the worker's
+	// top-level keys, overridden by its admin.*, overridden by the connector's admin.override.*.
+	AdminSettings map[string]string
 	// ConnectorConfig is the task's resolved connector config (topic.creation.* and the like).
 	ConnectorConfig map[string]string
 	// TopicCreationEnabled is the worker's topic.creation.enable.
 	TopicCreationEnabled bool
+	// TransactionalID, when not "", asks for a Transactional sink (exactly.once.source.support=enabled):
+	// Connect's <group.id>-<connector>-<task>. A sink that has no transactions refuses it in OpenSink.
+	TransactionalID string
+}
+
+// Fencer is an Opener whose sinks have transactions and can fence zombies: Fence makes every sink opened
+// earlier with cfg.TransactionalID fail its next Commit, and aborts the transaction it left open (Kafka
+// Connect's zombie fencing, Admin.fenceProducers). It blocks until done or ctx ends.
+type Fencer interface {
+	Fence(ctx context.Context, cfg Config) error
 }
 
 // Opener opens a sink for each task. It may be called concurrently.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cdcd/cdcd/schema/configdef"
+	"github.com/cdcd/cdcd/source/signal"
 )
 
 // Connector is one connector class cdcd runs (Debezium's PostgresConnector, MariaDbConnector, …): what the
@@ -41,12 +42,38 @@ type Task interface {
 	OpenReader(stored map[string]any, env Env) (Reader, error)
 }
 
+// ServerPartition is the source partition of a Debezium-family connector whose topic.prefix is
+// topicPrefix ({"server": topicPrefix}): the key its offsets are stored under, which Debezium's own
+// tasks read and write too.
+func ServerPartition(topicPrefix string) map[string]any { return map[string]any{"server": topicPrefix} }
+
+// ResumeOffset decodes, with parse, the stored offset a Task.OpenReader resumes from. It returns nil
+// and no error when nothing is stored: the connector's first start, which snapshot.mode decides.
+func ResumeOffset[O any](stored map[string]any, parse func(map[string]any) (O, error)) (*O, error) {
+	if stored == nil {
+		return nil, nil
+	}
+	o, err := parse(stored)
+	if err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
 // Env is what the runtime lends a reader: its logger and the runtime's own clients.
 type Env struct {
 	Log *slog.Logger
 	// Logs opens the durable logs a reader keeps beside its stream (the binlog schema history) through the
 	// runtime's client and its security settings.
 	Logs LogOpener
+	// Signals opens the consumer of a connector's Kafka signal topic (the kafka signal channel) through
+	// the runtime's Kafka client; nil when the runtime has none.
+	Signals signal.KafkaOpener
+	// Waiting, when not nil, is told what the reader waits for while it cannot go on by itself (a slot
+	// creation held back by other transactions), in a sentence an operator acts on, and "" once it no
+	// longer waits: the runtime shows it in the task's status. It does not block and may be called from
+	// any goroutine.
+	Waiting func(what string)
 }
 
 // Reader reads one database's change log. One goroutine — the one that calls Run — owns the database
@@ -60,6 +87,14 @@ type Reader interface {
 	// discard it (a PostgreSQL slot confirms it). The runtime calls it only after the Kafka ack of every batch
 	// up to pos and the durable write of pos's offset. Safe to call concurrently with Run; never blocks.
 	Release(pos Position)
+}
+
+// Signaler is a Reader that takes Debezium signals from outside its database: the signal file and cdcd's
+// POST /connectors/{name}/signals. Optional. Signal never blocks and may be called from any goroutine; an
+// error means the signal was not queued (a bad signal, or too many waiting) and says why. A queued signal is
+// acted on by the reader's own goroutine, and a signal it cannot carry out is logged there.
+type Signaler interface {
+	Signal(id, kind, data string) error
 }
 
 // SchemaLister is a Task that can list its tables' current Connect schemas without reading the change stream

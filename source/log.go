@@ -28,9 +28,10 @@ type LogSpec struct {
 	// Servers overrides the runtime's servers for this log (schema.history.internal.kafka.bootstrap.servers);
 	// empty uses the runtime's own.
 	Servers []string
-	// ClientSettings are the client settings of this log with their prefix removed, the way Kafka clients
-	// name them (from schema.history.internal.producer.* and .consumer.*). The opener honours each or
-	// refuses it; it never ignores one.
+	// ProducerSettings and ConsumerSettings are the client settings of this log with their prefix removed,
+	// the way Kafka clients name them (from schema.history.internal.producer.* and .consumer.*; when a
+	// reader leaves both nil, the runtime adds its connector's). The opener honours each or refuses it; it
+	// never ignores one.
 	ProducerSettings, ConsumerSettings map[string]string
 	// Settings are the log's own settings when the opener creates it (cleanup.policy, retention.ms, …).
 	Settings map[string]string

@@ -4,6 +4,7 @@
 //	cdcd standalone worker.properties connector.properties…
 //	cdcd distributed worker.properties
 //	cdcd offsets dump FILE
+//	cdcd health [WORKER.properties]
 //	cdcd version
 package main
 
@@ -23,9 +24,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cdcd/cdcd/sink/kafka"
 	"github.com/cdcd/cdcd/source/metrics"
 	"github.com/cdcd/cdcd/source/postgres/slotguard"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	kafkago "github.com/segmentio/kafka-go"
@@ -33,6 +36,7 @@ import (
 	"github.com/cdcd/cdcd/connect"
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
+	"github.com/cdcd/cdcd/connect/pipeline"
 	"github.com/cdcd/cdcd/connect/rest"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/postgres"
@@ -42,7 +46,8 @@ const usage = `usage:
   cdcd standalone WORKER.properties CONNECTOR.(properties|json)...
   cdcd distributed WORKER.properties
   cdcd offsets dump FILE
-` + slotsUsage + `  cdcd version
+` + slotsUsage + healthUsageLines + `
+  cdcd version
 
 Logging: CDCD_LOG_FORMAT=text|json (default text), CDCD_LOG_LEVEL=debug|info|warn|error (default info).
 `
@@ -61,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "version":
-		fmt.Fprintln(stdout, "cdcd", source.Version)
+		printVersion(stdout)
 		return 0
 	case "offsets":
 		if len(args) != 3 || args[1] != "dump" {
@@ -87,6 +92,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = distributed(ctx, args[1], log)
 	case "slots":
 		err = slotsCommand(args[1:], os.Stdin, stdout)
+	case "health":
+		err = healthCommand(args[1:], stdout)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -122,7 +129,12 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	if err != nil {
 		return err
 	}
-	parts := runtimeParts(cfg, ledger, log)
+	kafkaTransport, err := workerTransport(cfg)
+	if err != nil {
+		return err
+	}
+	traffic := kafka.CountTraffic(kafkaTransport) // before the transport's first request
+	parts := runtimeParts(cfg, kafkaTransport, ledger, log)
 	connect.WarnUnknownWorkerKeys(res, parts, log)
 	w, err := connect.NewStandalone(cfg, parts, log)
 	if err != nil {
@@ -161,10 +173,10 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	guardian := slotguard.New(slotCfg, slotRegistry{w}, ledger, log)
 	api.Handle("GET /slots", guardian.SlotsHandler())
 	api.Handle("GET /connectors/{name}/slot", guardian.ConnectorSlotHandler())
-	api.Handle("GET /metrics", guardian.MetricsHandler(readerAndWorkerMetrics()...))
+	api.Handle("GET /metrics", guardian.MetricsHandler(readerAndWorkerMetrics(connect.NewConnectCollector(w, kafkaTransport.ClientID, traffic.Bytes))...))
 	w.SetDeleteHook(dropSlotOnDelete(w, guardian))
 	go guardian.Run(ctx)
-	go fetchClusterID(ctx, w.Config().BootstrapServers, api, log)
+	go fetchClusterID(ctx, w.Config().BootstrapServers, kafkaTransport, api, log)
 	srv := &http.Server{Handler: connect.CountRESTRequests(api), ReadHeaderTimeout: 30 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -188,7 +200,8 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 		log.Error("REST API stopped", "error", err)
 	}
 	log.Info("stopping: recording the last acknowledged offsets")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stopWithin(w.Config(), log)()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), restShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("REST API did not stop cleanly", "error", err)
@@ -197,9 +210,44 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	return nil
 }
 
-// readerAndWorkerMetrics are what GET /metrics serves in both modes (standalone adds the slot guardian's).
-func readerAndWorkerMetrics() []prometheus.Collector {
-	return slices.Concat(metrics.Collectors(), postgres.Collectors(), connect.Collectors())
+// restShutdownTimeout bounds the wait for REST requests in progress when the process stops.
+const restShutdownTimeout = 5 * time.Second
+
+// stopWithin bounds the stop that follows a signal, whatever Kafka or a database does: tasks get
+// task.shutdown.graceful.timeout.ms to stop (each final offset flush offset.flush.timeout.ms, within it),
+// and if the process has still not finished stopping once both and the REST API's bound have passed, it
+// exits, saying so. What was not recorded by then is not recorded: it is read again at the next start.
+// The returned func disarms it.
+func stopWithin(cfg *config.Worker, log *slog.Logger) (disarm func()) {
+	bound := shutdownBound(cfg)
+	t := time.AfterFunc(bound, func() {
+		log.Error("stopping took too long; exiting now: offsets not recorded are read again at the next start",
+			"bound", bound, "task.shutdown.graceful.timeout.ms", cfg.TaskShutdownGracefulTimeout, "offset.flush.timeout.ms", cfg.OffsetFlushTimeout)
+		os.Exit(1)
+	})
+	return func() { t.Stop() }
+}
+
+// shutdownBound is how long a stop may take at most: the REST API's bound, then the tasks' graceful
+// timeout, plus one flush timeout for what follows (leaving the group, closing the topics).
+func shutdownBound(cfg *config.Worker) time.Duration {
+	orDefault := func(d time.Duration) time.Duration {
+		if d > 0 {
+			return d
+		}
+		return 5 * time.Second // Connect's default of both
+	}
+	return restShutdownTimeout + orDefault(cfg.TaskShutdownGracefulTimeout) + orDefault(cfg.OffsetFlushTimeout)
+}
+
+// readerAndWorkerMetrics are what GET /metrics serves in both modes (standalone adds the slot guardian's):
+// cdcd's own series; the same facts under the names the JMX exporter gives Debezium's and Connect's MBeans
+// (connectMetrics) and the JVM's; the Go runtime's and the process's.
+func readerAndWorkerMetrics(connectMetrics *connect.ConnectCollector) []prometheus.Collector {
+	return slices.Concat(metrics.Collectors(), postgres.Collectors(), connect.Collectors(), []prometheus.Collector{
+		metrics.NewDebeziumCollector(pipeline.QueueLevels), connectMetrics, &connect.JVMCollector{},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	})
 }
 
 // warnIfOpen warns when the REST API listens beyond loopback without authentication: anyone who reaches the
@@ -253,7 +301,12 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
-	parts := runtimeParts(cfg, ledger, log)
+	kafkaTransport, err := workerTransport(cfg)
+	if err != nil {
+		return err
+	}
+	traffic := kafka.CountTraffic(kafkaTransport) // before the transport's first request
+	parts := runtimeParts(cfg, kafkaTransport, ledger, log)
 	connect.WarnUnknownWorkerKeys(res, parts, log)
 	d, err := connect.NewDistributed(cfg, parts, log)
 	if err != nil {
@@ -289,9 +342,9 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 	}
 	log.Info("REST API listening", "address", ln.Addr().String(), "worker_id", id)
 	metricsRegistry := prometheus.NewRegistry()
-	metricsRegistry.MustRegister(readerAndWorkerMetrics()...)
+	metricsRegistry.MustRegister(readerAndWorkerMetrics(d.ConnectCollector(kafkaTransport.ClientID, traffic.Bytes))...)
 	api.Handle("GET /metrics", promhttp.HandlerFor(metricsRegistry, promhttp.HandlerOpts{}))
-	go fetchClusterID(ctx, d.Config().BootstrapServers, api, log)
+	go fetchClusterID(ctx, d.Config().BootstrapServers, kafkaTransport, api, log)
 	srv := &http.Server{Handler: connect.CountRESTRequests(api), ReadHeaderTimeout: 30 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -316,7 +369,8 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 		ended = true
 	}
 	log.Info("stopping: recording the last acknowledged offsets and leaving the group")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stopWithin(d.Config(), log)()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), restShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("REST API did not stop cleanly", "error", err)
@@ -333,8 +387,9 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 const restAPIVersion = "4.4.0"
 
 // fetchClusterID asks Kafka for its cluster id, which GET / reports, retrying until it answers or ctx ends.
-func fetchClusterID(ctx context.Context, brokers []string, api *rest.Server, log *slog.Logger) {
-	client := &kafkago.Client{Addr: kafkago.TCP(brokers...), Timeout: 10 * time.Second}
+// It goes through the worker's transport, as Connect looks the id up with the worker's settings.
+func fetchClusterID(ctx context.Context, brokers []string, transport kafkago.RoundTripper, api *rest.Server, log *slog.Logger) {
+	client := &kafkago.Client{Addr: kafkago.TCP(brokers...), Transport: transport, Timeout: 10 * time.Second}
 	for delay := time.Second; ; delay = min(2*delay, time.Minute) {
 		resp, err := client.Metadata(ctx, &kafkago.MetadataRequest{Topics: []string{}})
 		if err == nil {

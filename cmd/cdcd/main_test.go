@@ -22,7 +22,7 @@ func TestNewAPIAuthentication(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := connect.NewStandalone(cfg, runtimeParts(cfg, nil, slog.New(slog.DiscardHandler)), slog.New(slog.DiscardHandler))
+	w, err := connect.NewStandalone(cfg, runtimeParts(cfg, nil, nil, slog.New(slog.DiscardHandler)), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,10 +170,10 @@ func partitionCount(ctx context.Context, c client, topic string) (int32, error) 
 // log start offset, or kafkago.LastOffset for the log end offset (the offset the next record will
 // get, which a reader has caught up with when its position reaches it). It waits out the moments
 // after creation when the partitions have no leader yet.
-func listOffsets(ctx context.Context, c client, topic string, partitions []int, at int64) (map[int32]int64, error) {
+func listOffsets(ctx context.Context, c client, topic string, partitions []int, at int64, isolation kafkago.IsolationLevel) (map[int32]int64, error) {
 	deadline := time.Now().Add(metadataRetryFor)
 	for {
-		offsets, err := listOffsetsOnce(ctx, c, topic, partitions, at)
+		offsets, err := listOffsetsOnce(ctx, c, topic, partitions, at, isolation)
 		if err == nil || !retriable(err) || time.Now().After(deadline) {
 			return offsets, err
 		}
@@ -183,12 +183,12 @@ func listOffsets(ctx context.Context, c client, topic string, partitions []int, 
 	}
 }
 
-func listOffsetsOnce(ctx context.Context, c client, topic string, partitions []int, at int64) (map[int32]int64, error) {
+func listOffsetsOnce(ctx context.Context, c client, topic string, partitions []int, at int64, isolation kafkago.IsolationLevel) (map[int32]int64, error) {
 	reqs := make([]kafkago.OffsetRequest, len(partitions))
 	for i, p := range partitions {
 		reqs[i] = kafkago.OffsetRequest{Partition: p, Timestamp: at}
 	}
-	resp, err := c.ListOffsets(ctx, &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{topic: reqs}})
+	resp, err := c.ListOffsets(ctx, &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{topic: reqs}, IsolationLevel: isolation})
 	if err != nil {
 		return nil, fmt.Errorf("list offsets: %w", err)
 	}

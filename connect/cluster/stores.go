@@ -35,7 +35,10 @@ func OpenStores(ctx context.Context, w *config.Worker, onConfigChange func(conne
 		}
 		return c
 	}
-	offsets, err := OpenOffsetStore(ctx, logCfg("-offsets", OffsetTopic(w.OffsetStorageTopic, w.OffsetStoragePartitions, w.OffsetStorageReplicationFactor)))
+	offsetsCfg := logCfg("-offsets", OffsetTopic(w.OffsetStorageTopic, w.OffsetStoragePartitions, w.OffsetStorageReplicationFactor))
+	// Under exactly-once, tasks write their offsets in transactions: an aborted one's must not count.
+	offsetsCfg.ReadCommitted = w.ExactlyOnceSource
+	offsets, err := OpenOffsetStore(ctx, offsetsCfg)
 	if err != nil {
 		return nil, err
 	}

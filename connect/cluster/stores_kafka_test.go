@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -354,5 +355,62 @@ func TestStatusFromAnOlderGenerationDoesNotOverwriteTheNewOwners(t *testing.T) {
 	must(s.ReadToEnd(ctx))
 	if got, _ := s.Connector("c"); got.State != Failed {
 		t.Errorf("the owner's FAILED was not written: %+v", got)
+	}
+}
+
+// Under exactly-once the offsets topic is read read_committed: an offset a task wrote in a transaction
+// that was aborted (a killed or fenced task's) does not count, one committed does, and a read_uncommitted
+// reader sees both (so the test sees the skip, not a missing record).
+func TestOffsetStoreReadCommittedSkipsAbortedTransactions(t *testing.T) {
+	brokers := testBrokers(t)
+	ctx := testContext(t)
+	topic := testenv.NewTopicPrefix(t) + "-offsets"
+	s, err := OpenOffsetStore(ctx, logConfig(brokers, OffsetTopic(topic, 3, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	producer, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.TransactionalID(topic+"-task-0"), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer producer.Close()
+	transaction := func(commit bool, keys ...string) {
+		t.Helper()
+		if err := producer.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if err := producer.ProduceSync(ctx, &kgo.Record{Key: []byte(k), Value: []byte(`{"at":"` + k + `"}`)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := producer.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	transaction(true, "committed-1", "committed-2")
+	transaction(false, "aborted-1", "aborted-2", "aborted-3")
+	transaction(true, "committed-3")
+
+	for _, readCommitted := range []bool{true, false} {
+		cfg := logConfig(brokers, OffsetTopic(topic, 3, 1))
+		cfg.ReadCommitted = readCommitted
+		r, err := OpenOffsetStore(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, e := range r.Entries() {
+			keys = append(keys, string(e.Key))
+		}
+		r.Close()
+		want := []string{"committed-1", "committed-2", "committed-3"}
+		if !readCommitted {
+			want = []string{"aborted-1", "aborted-2", "aborted-3", "committed-1", "committed-2", "committed-3"}
+		}
+		if !slices.Equal(keys, want) {
+			t.Errorf("read_committed=%v: entries %v, want %v", readCommitted, keys, want)
+		}
 	}
 }

@@ -1,11 +1,13 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,6 +28,10 @@ type LogConfig struct {
 	ClientID string
 	Topic    TopicSpec
 	Logger   *slog.Logger
+	// ReadCommitted reads with isolation.level=read_committed, as Connect's offsets consumer does under
+	// exactly.once.source.support=enabled: the records of aborted transactions (a fenced or killed
+	// task's) are skipped, and the end ReadToEnd waits for is the last stable offset.
+	ReadCommitted bool
 }
 
 // Record is one record read from a TopicLog. Key and Value are nil when null: a nil Value is a
@@ -54,6 +60,7 @@ type TopicLog struct {
 	partitions int32
 	all        []int // 0 … partitions-1
 	log        *slog.Logger
+	isolation  kafkago.IsolationLevel
 
 	// writeMu keeps one produce request in flight (max.in.flight.requests.per.connection=1), so
 	// the records of one partition are written in the order Write was called, retries included.
@@ -100,11 +107,15 @@ func OpenLog(ctx context.Context, cfg LogConfig, apply func(Record)) (*TopicLog,
 		partitions: partitions,
 		all:        all,
 		log:        logger.With("topic", cfg.Topic.Name),
+		isolation:  kafkago.ReadUncommitted,
 		positions:  map[int32]int64{},
 		advanced:   make(chan struct{}),
 		life:       life,
 		stop:       stop,
 		done:       make(chan struct{}),
+	}
+	if cfg.ReadCommitted {
+		l.isolation = kafkago.ReadCommitted
 	}
 	go l.tail(apply)
 	if err := l.ReadToEnd(ctx); err != nil {
@@ -186,8 +197,8 @@ func (l *TopicLog) poll(apply func(Record)) error {
 				MaxWaitTime: int32(fetchMaxWait.Milliseconds()),
 				MinBytes:    1,
 				MaxBytes:    fetchMaxBytes,
-				// read_uncommitted, Connect's default for KafkaBasedLog.
-				IsolationLevel: 0,
+				// read_uncommitted, Connect's default for KafkaBasedLog, unless ReadCommitted.
+				IsolationLevel: int8(l.isolation),
 				// Session 0 with epoch -1 is a full fetch outside any fetch session (KIP-227).
 				SessionID:    0,
 				SessionEpoch: -1,
@@ -221,13 +232,16 @@ func (l *TopicLog) poll(apply func(Record)) error {
 // consume applies one partition's fetched records from the partition's position on and moves the
 // position past them. The broker returns whole batches, so a batch may begin before the position.
 // Control batches (transaction markers) are not applied but take offsets, and are read past: a
-// partition ending in one still counts as read to its end.
+// partition ending in one still counts as read to its end. Under read_committed the broker returns
+// the records of aborted transactions too, with the list of those transactions: their batches are
+// read past unapplied, as the Java consumer skips them (from a transaction's first offset to its
+// abort marker).
 func (l *TopicLog) consume(p fetch.ResponsePartition, apply func(Record)) error {
 	switch err := kafkaError(p.ErrorCode); {
 	case errors.Is(err, kafkago.OffsetOutOfRange):
 		// The partition's first records are gone (deleted records, or a topic that also deletes):
 		// start from the first one left, as Connect's consumers do (auto.offset.reset=earliest).
-		starts, err := listOffsets(l.life, l.cl, l.topic, []int{int(p.Partition)}, kafkago.FirstOffset)
+		starts, err := listOffsets(l.life, l.cl, l.topic, []int{int(p.Partition)}, kafkago.FirstOffset, l.isolation)
 		if err != nil {
 			return fmt.Errorf("restart %s[%d] from its log start: %w", l.topic, p.Partition, err)
 		}
@@ -248,9 +262,11 @@ func (l *TopicLog) consume(p fetch.ResponsePartition, apply func(Record)) error 
 	start := l.positions[p.Partition]
 	l.mu.Unlock()
 	next := start
+	aborted := newAbortedTransactions(p.AbortedTransactions)
 	var err error
 	for _, batch := range batches {
-		if next, err = l.applyBatch(p.Partition, batch, next, apply); err != nil {
+		skip := aborted.skips(batch)
+		if next, err = l.applyBatch(p.Partition, batch, next, skip, apply); err != nil {
 			break
 		}
 	}
@@ -262,9 +278,10 @@ func (l *TopicLog) consume(p fetch.ResponsePartition, apply func(Record)) error 
 
 // applyBatch applies one batch's records from offset next on and returns the offset after the last
 // one read. After an error it returns the bad record's offset, so that the records before it count
-// as read and the next fetch starts from it.
-func (l *TopicLog) applyBatch(partition int32, batch protocol.RecordReader, next int64, apply func(Record)) (int64, error) {
+// as read and the next fetch starts from it. A skipped batch (an aborted transaction's) is read past.
+func (l *TopicLog) applyBatch(partition int32, batch protocol.RecordReader, next int64, skip bool, apply func(Record)) (int64, error) {
 	_, control := batch.(*protocol.ControlBatch)
+	control = control || skip
 	for {
 		r, err := batch.ReadRecord()
 		switch {
@@ -286,6 +303,47 @@ func (l *TopicLog) applyBatch(partition int32, batch protocol.RecordReader, next
 			next = r.Offset + 1
 		}
 	}
+}
+
+// abortedTransactions is what a read_committed fetch says about one partition's aborted transactions:
+// the producers whose transactions starting at those offsets were aborted. skips is called for the
+// fetched batches in order.
+type abortedTransactions struct {
+	pending []fetch.ResponseTransaction // by first offset, not yet reached
+	open    map[int64]bool              // producers inside an aborted transaction, until its marker
+}
+
+func newAbortedTransactions(list []fetch.ResponseTransaction) *abortedTransactions {
+	pending := slices.Clone(list)
+	slices.SortFunc(pending, func(a, b fetch.ResponseTransaction) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
+	return &abortedTransactions{pending: pending, open: map[int64]bool{}}
+}
+
+// skips reports whether batch belongs to an aborted transaction. A transaction's first offset is the
+// base offset of its first batch in the partition, and its abort marker (a control batch of the same
+// producer) ends it.
+func (a *abortedTransactions) skips(batch protocol.RecordReader) bool {
+	var base, producer int64
+	var transactional, control bool
+	switch b := batch.(type) {
+	case *protocol.RecordBatch:
+		base, producer, transactional = b.BaseOffset, b.ProducerID, b.Attributes.Transactional()
+	case *protocol.ControlBatch:
+		base, producer, transactional, control = b.BaseOffset, b.ProducerID, true, true
+	default:
+		return false
+	}
+	for len(a.pending) > 0 && a.pending[0].FirstOffset <= base {
+		a.open[a.pending[0].ProducerID] = true
+		a.pending = a.pending[1:]
+	}
+	if !transactional || !a.open[producer] {
+		return false
+	}
+	if control {
+		delete(a.open, producer) // the abort marker: the producer's later batches are a new transaction
+	}
+	return true
 }
 
 // readBytes copies a record's key or value out of kafka-go's fetch buffer and releases its share of
@@ -310,7 +368,7 @@ func (l *TopicLog) advance(partition int32, next int64) {
 // ReadToEnd blocks until every record written before the call was handed to apply: it takes each
 // partition's end offset from the broker and waits for the reader to pass it. ctx bounds the wait.
 func (l *TopicLog) ReadToEnd(ctx context.Context) error {
-	ends, err := listOffsets(ctx, l.cl, l.topic, l.all, kafkago.LastOffset)
+	ends, err := listOffsets(ctx, l.cl, l.topic, l.all, kafkago.LastOffset, l.isolation)
 	if err != nil {
 		return fmt.Errorf("reading topic %s to its end: %w", l.topic, err)
 	}

@@ -1,26 +1,25 @@
 package config
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"maps"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
 // TestConnectorFilesMatchConnect replays ConnectStandalone's own parsing of
 // the files in testdata/connectorfiles.
 func TestConnectorFilesMatchConnect(t *testing.T) {
-	for _, line := range readLines(t, "testdata/connector_files.jsonl") {
+	for _, line := range testenv.JSONLines(t, "testdata/connector_files.jsonl") {
 		var v struct {
 			File, Name, Error string
 			Config            map[string]string
 			InitialState      string `json:"initial_state"`
 		}
-		if err := json.Unmarshal([]byte(line), &v); err != nil {
+		if err := json.Unmarshal(line, &v); err != nil {
 			t.Fatal(err)
 		}
 		got, err := LoadConnectorFile(v.File)
@@ -38,20 +37,4 @@ func TestConnectorFilesMatchConnect(t *testing.T) {
 			t.Errorf("%s: got %+v, want name=%q state=%q config=%q", v.File, got, v.Name, v.InitialState, v.Config)
 		}
 	}
-}
-
-func readLines(t *testing.T, path string) []string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if sc.Text() != "" {
-			lines = append(lines, sc.Text())
-		}
-	}
-	return lines
 }

@@ -117,7 +117,9 @@ func TestLoadPropertiesFileIsLatin1(t *testing.T) {
 }
 
 func FuzzParseProperties(f *testing.F) {
-	for _, seed := range []string{"a=b", "\\", "k=\\u12", "a\\\r\n b", "#c\n!d\n", "\\u0041=\\uD83D"} {
+	for _, seed := range []string{"a=b", "\\", "k=\\u12", "a\\\r\n b", "#c\n!d\n", "\\u0041=\\uD83D",
+		// Line ends and continuations at the very end of the input, where the parser looks one character ahead.
+		"a\\\r", "k=v\\\r\n", "\\\n#x", "k\\u", "\r\n\\\r\n", "a:\\\n\n", "= \\\n", "\\u00"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -102,7 +102,12 @@ func newEnvProvider(params map[string]string, environ []string) (*EnvProvider, e
 	if p, ok := params["allowlist.pattern"]; ok {
 		pattern = p
 	}
-	re, err := regexp.Compile("^(?:" + pattern + ")$")
+	// The pattern as written first: anchoring can make an unbalanced one valid ("a)|(b").
+	_, err := regexp.Compile(pattern)
+	var re *regexp.Regexp
+	if err == nil {
+		re, err = regexp.Compile("^(?:" + pattern + ")$")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: allowlist.pattern: %w", ErrProvider, err)
 	}

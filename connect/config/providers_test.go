@@ -72,6 +72,11 @@ func TestProviderErrors(t *testing.T) {
 	if _, err := NewProviders(map[string]string{"config.providers": "v", "config.providers.v.class": "com.example.Vault"}, nil); err == nil {
 		t.Error("unknown provider class accepted")
 	}
+	// Anchored, "a)|(b" compiles ("^(?:a)|(b)$") and matches every name starting with a; Java refuses it.
+	if _, err := NewProviders(map[string]string{"config.providers": "env", "config.providers.env.class": EnvVarProviderClass,
+		"config.providers.env.param.allowlist.pattern": "a)|(b"}, []string{"aws_SECRET=x"}); !errors.Is(err, ErrProvider) {
+		t.Errorf("allowlist.pattern a)|(b: error %v, want ErrProvider", err)
+	}
 }
 
 func TestPlaceholderGroups(t *testing.T) {

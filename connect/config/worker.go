@@ -56,6 +56,17 @@ type Worker struct {
 	KeyConverterConfig, ValueConverterConfig, HeaderConverterConfig map[string]string
 	// Producer holds producer.* settings, prefix removed.
 	Producer map[string]string
+	// Client holds the top-level Kafka client security settings (security.*, ssl.*, sasl.*): those of
+	// the worker's own clients (the distributed group, the internal topics, the cluster id lookup) and the
+	// base of the tasks' admin clients, as Connect passes its top-level settings to them. ssl.client.auth
+	// is left out: at the top of a worker file it is the REST listener's.
+	Client map[string]string
+	// Admin holds admin.* settings, prefix removed: the tasks' admin clients (topic creation) take them
+	// over Client.
+	Admin map[string]string
+	// ClientConfigOverridePolicy is connector.client.config.override.policy by its alias: All (Connect
+	// 4.x's default), None or Principal.
+	ClientConfigOverridePolicy string
 
 	OffsetFlushInterval         time.Duration
 	OffsetFlushTimeout          time.Duration
@@ -75,7 +86,10 @@ type Worker struct {
 	OffsetStorageFile string
 
 	// Distributed only.
-	GroupID                        string
+	GroupID string
+	// ExactlyOnceSource is exactly.once.source.support=enabled: each source task writes its records and
+	// offsets in Kafka transactions, and the offsets are read read_committed.
+	ExactlyOnceSource              bool
 	ConfigStorageTopic             string
 	OffsetStorageTopic             string
 	StatusStorageTopic             string
@@ -94,21 +108,8 @@ type Worker struct {
 var workerPrefixes = []string{
 	"key.converter.", "value.converter.", "header.converter.", "producer.", "consumer.", "admin.",
 	"config.providers.", "listeners.https.", "admin.listeners.https.",
-	// Kafka client security and tuning settings: Connect accepts them; cdcd's
-	// producer takes what it supports from producer.*.
-	"ssl.", "sasl.", "metrics.", "metadata.", "reconnect.", "retry.", "socket.", "inter.worker.",
-}
-
-// workerUnusedKeys are Connect worker settings cdcd accepts without using.
-var workerUnusedKeys = []string{
-	"access.control.allow.methods", "access.control.allow.origin", "admin.listeners",
-	"bootstrap.resolve.timeout.ms", "client.dns.lookup", "connect.protocol", "connections.max.idle.ms",
-	"connector.client.config.override.policy", "exactly.once.source.support",
-	"header.converter.plugin.version", "internal.topics.automatic.creation.enable",
-	"key.converter.plugin.version", "metric.reporters", "plugin.discovery", "receive.buffer.bytes",
-	"request.timeout.ms", "response.http.headers.config", "rest.extension.classes", "security.protocol",
-	"send.buffer.bytes", "topic.tracking.allow.reset", "topic.tracking.enable",
-	"value.converter.plugin.version", "worker.sync.timeout.ms", "worker.unsync.backoff.ms",
+	// Kafka client security settings: the worker's own clients honour or refuse each (see Worker.Client).
+	"ssl.", "sasl.", "security.",
 }
 
 // WorkerKeys returns the definitions cdcd validates a worker config with,
@@ -130,6 +131,8 @@ func WorkerKeys(mode Mode) []configdef.Key {
 		{Name: "rest.advertised.port", Type: configdef.Int, Importance: configdef.Low, Doc: "Port given to other workers."},
 		{Name: "rest.advertised.listener", Type: configdef.String, Importance: configdef.Low, Doc: "Protocol given to other workers."},
 		{Name: "client.id", Type: configdef.String, Default: configdef.Ptr(""), Importance: configdef.Low, Doc: "Client id sent with Kafka requests."},
+		{Name: "connector.client.config.override.policy", Type: configdef.String, Default: configdef.Ptr("All"), Importance: configdef.Medium,
+			Doc: "What connectors may override of their Kafka clients' settings: All, None, or Principal (security.protocol, sasl.mechanism, sasl.jaas.config).", Validator: overridePolicyValidator},
 	}
 	if mode == Standalone {
 		return append(keys, configdef.Key{Name: "offset.storage.file.filename", Type: configdef.String, Required: true, Importance: configdef.High, Doc: "File to store source connector offsets in."})
@@ -147,8 +150,45 @@ func WorkerKeys(mode Mode) []configdef.Key {
 		configdef.Key{Name: "status.storage.topic", Type: configdef.String, Required: true, Importance: configdef.High, Doc: "Topic for connector and task status."},
 		configdef.Key{Name: "status.storage.partitions", Type: configdef.Int, Default: configdef.Ptr("5"), Importance: configdef.Low, Doc: "Partitions of the status topic.", Validator: partitionsValidator},
 		configdef.Key{Name: "status.storage.replication.factor", Type: configdef.Short, Default: configdef.Ptr("3"), Importance: configdef.Low, Doc: "Replication factor of the status topic.", Validator: replicationFactorValidator},
+		configdef.Key{Name: exactlyOnceSourceSupport, Type: configdef.String, Default: configdef.Ptr("disabled"), Importance: configdef.High,
+			Doc: "Whether to enable exactly-once support for source connectors in the cluster by using transactions to write source records and their source offsets. Permitted values: disabled, enabled.", Validator: exactlyOnceValidator},
 		configdef.Key{Name: "scheduled.rebalance.max.delay.ms", Type: configdef.Int, Default: configdef.Ptr("300000"), Importance: configdef.Low, Doc: "Delay before reassigning a departed worker's work.", Validator: configdef.Between(0, math.MaxInt32)},
 	)
+}
+
+const exactlyOnceSourceSupport = "exactly.once.source.support"
+
+// exactlyOnceValidator is DistributedConfig's (values are case-sensitive there too), without
+// "preparing": that step of Connect's rolling upgrade switches the leader's config-topic writes to a
+// transactional producer, which cdcd's leader does not have.
+func exactlyOnceValidator(name string, value any) error {
+	switch value {
+	case "disabled", "enabled":
+		return nil
+	case "preparing":
+		return &configdef.ConfigError{Name: name, Value: value, Message: "cdcd's leader writes the config topic without a transaction, so there is nothing to prepare: set enabled on every worker (or disabled)"}
+	}
+	return &configdef.ConfigError{Name: name, Value: value, Message: "String must be one of: disabled, preparing, enabled"}
+}
+
+// Override policies (Connect's ConnectorClientConfigOverridePolicy implementations) by alias and class.
+var overridePolicies = map[string]string{
+	"All": "All", "None": "None", "Principal": "Principal",
+	"org.apache.kafka.connect.connector.policy.AllConnectorClientConfigOverridePolicy":       "All",
+	"org.apache.kafka.connect.connector.policy.NoneConnectorClientConfigOverridePolicy":      "None",
+	"org.apache.kafka.connect.connector.policy.PrincipalConnectorClientConfigOverridePolicy": "Principal",
+	"AllConnectorClientConfigOverridePolicy":                                                 "All",
+	"NoneConnectorClientConfigOverridePolicy":                                                "None",
+	"PrincipalConnectorClientConfigOverridePolicy":                                           "Principal",
+}
+
+func overridePolicyValidator(name string, value any) error {
+	if s, ok := value.(string); ok {
+		if _, known := overridePolicies[s]; !known {
+			return &configdef.ConfigError{Name: name, Value: value, Message: "cdcd implements the policies All, None and Principal; a policy class of its own cannot run in cdcd"}
+		}
+	}
+	return nil
 }
 
 func listenersValidator(_ string, value any) error {
@@ -200,9 +240,11 @@ func ParseWorker(props map[string]string, mode Mode) (*Worker, configdef.Result,
 	}
 	cfg := resolved.Values
 	defs := WorkerKeys(mode)
-	known := append(append([]string{}, workerPrefixes...), workerUnusedKeys...)
+	// Every other key of Connect's is refused unless at its default, or accepted for a stated reason
+	// (workerkeys.go): none is accepted without being used.
+	known := append(append([]string{}, workerPrefixes...), workerAccountedNames()...)
 	res := configdef.Validate(defs, cfg, known...)
-	problems := res.Errors()
+	problems := append(res.Errors(), workerRefusals(cfg, mode)...)
 	for _, key := range []string{"key.converter", "value.converter", "header.converter"} {
 		if v, _ := res.Value(key); v.Parsed != nil {
 			class, _ := v.Parsed.(string)
@@ -224,6 +266,8 @@ func ParseWorker(props map[string]string, mode Mode) (*Worker, configdef.Result,
 		ValueConverterConfig:  paramsWithPrefix(cfg, "value.converter."),
 		HeaderConverterConfig: paramsWithPrefix(cfg, "header.converter."),
 		Producer:              paramsWithPrefix(cfg, "producer."),
+		Client:                clientSecuritySettings(cfg),
+		Admin:                 paramsWithPrefix(cfg, "admin."),
 	}
 	get := func(name string) any { v, _ := res.Value(name); return v.Parsed }
 	str := func(name string) string { s, _ := get(name).(string); return s }
@@ -249,6 +293,7 @@ func ParseWorker(props map[string]string, mode Mode) (*Worker, configdef.Result,
 		w.RestAdvertisedPort = int(p)
 	}
 	w.RestAdvertisedListener = str("rest.advertised.listener")
+	w.ClientConfigOverridePolicy = overridePolicies[str("connector.client.config.override.policy")]
 	if mode == Standalone {
 		w.OffsetStorageFile = str("offset.storage.file.filename")
 		return w, res, nil
@@ -266,5 +311,18 @@ func ParseWorker(props map[string]string, mode Mode) (*Worker, configdef.Result,
 	w.SessionTimeout = ms("session.timeout.ms")
 	w.RebalanceTimeout = ms("rebalance.timeout.ms")
 	w.ScheduledRebalanceMaxDelay = ms("scheduled.rebalance.max.delay.ms")
+	w.ExactlyOnceSource = str(exactlyOnceSourceSupport) == "enabled"
 	return w, res, nil
+}
+
+// clientSecuritySettings are the top-level keys of Kafka's client security family (security.*, ssl.*,
+// sasl.*), without the REST listener's ssl.client.auth.
+func clientSecuritySettings(cfg map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range cfg {
+		if (strings.HasPrefix(k, "security.") || strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.")) && k != "ssl.client.auth" {
+			out[k] = v
+		}
+	}
+	return out
 }

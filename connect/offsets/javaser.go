@@ -171,6 +171,8 @@ type decoder struct {
 	pos     int
 	handles []any  // *classDesc, string (field type name), []byte, or mapHandle
 	block   []byte // unread part of the current block-data segment
+	// repeated counts the array bytes that back references yielded again.
+	repeated int
 }
 
 func (d *decoder) fail(format string, args ...any) error {
@@ -314,7 +316,10 @@ func decodeMap(data []byte) ([]Entry, error) {
 	if size > (len(d.buf)-d.pos)/2 { // each key and value takes at least one byte
 		return nil, d.fail("map size %d exceeds what the %d bytes left can hold", size, len(d.buf)-d.pos)
 	}
-	entries := make([]Entry, 0, size)
+	// The declared size only caps the reading: capacity grows with entries
+	// actually read, so allocations stay proportional to the input (an Entry
+	// is 48 bytes; a forged size of len/2 would have asked for 24 times it).
+	entries := make([]Entry, 0, min(size, 1024))
 	for i := range size {
 		key, err := d.byteArray(fmt.Sprintf("key of entry %d", i))
 		if err != nil {
@@ -565,7 +570,9 @@ func (d *decoder) blockInt() (int, error) {
 }
 
 // byteArray reads a map key or value: null, a byte[] or a reference to an
-// earlier byte[]. The result never aliases the input buffer.
+// earlier byte[]. The result never aliases the input buffer; a reference
+// yields the very slice of the array it refers to, so entries may share one
+// (callers must not modify entries in place).
 func (d *decoder) byteArray(what string) ([]byte, error) {
 	if len(d.block) > 0 {
 		return nil, d.fail("%d bytes of block data before the %s", len(d.block), what)
@@ -586,7 +593,17 @@ func (d *decoder) byteArray(what string) ([]byte, error) {
 		if !ok {
 			return nil, d.fail("%s refers to a %T, want a byte[]", what, h)
 		}
-		return append([]byte{}, a...), nil
+		// Shared, not copied: a reference costs 5 bytes of input, and a copy per
+		// reference let a small file allocate its largest array over and over
+		// (issue 17: 1 MiB with 100 references, 200 MiB). What references
+		// repeat is bounded too, since callers copy entries (map keys, the
+		// rewritten file): at most the stream's size, so the entries hold at
+		// most twice the input. Connect writes each key and value as its own
+		// array, so its files repeat nothing.
+		if d.repeated += len(a); d.repeated > len(d.buf) {
+			return nil, d.fail("back references repeat %d bytes of arrays, more than the %d-byte stream", d.repeated, len(d.buf))
+		}
+		return a, nil
 	case tcArray:
 	default:
 		return nil, d.fail("%s is a %s, want a byte[]", what, tagName(tc))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -273,6 +274,9 @@ func FuzzDecodeMap(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	// Back references within the bound, and the issue 17 reproducer's shape beyond it.
+	f.Add(referencingStream(f, bytes.Repeat([]byte{'x'}, 64), 3))
+	f.Add(referencingStream(f, bytes.Repeat([]byte{'x'}, 64), 100))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		entries, err := decodeMap(data)
 		if err != nil {
@@ -291,4 +295,53 @@ func FuzzDecodeMap(f *testing.F) {
 			t.Fatal("rewrite changed the entries")
 		}
 	})
+}
+
+// referencingStream is a stream of n entries: the first has the key big, each
+// other one a 4-byte key and, as its value, a back reference to big (handle 3:
+// 0 is the HashMap's descriptor, 1 the map, 2 byte[]'s descriptor).
+func referencingStream(tb testing.TB, big []byte, n int) []byte {
+	tb.Helper()
+	b, err := appendMap(nil, []Entry{{Key: big}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b = b[:len(b)-1] // tcEndBlockData
+	binary.BigEndian.PutUint32(b[blockOffset+6:], uint32(n))
+	for i := 1; i < n; i++ {
+		b = append(b, tcArray, tcReference, 0, 0x7e, 0, 2, 0, 0, 0, 4)
+		b = binary.BigEndian.AppendUint32(b, uint32(i))
+		b = append(b, tcReference, 0, 0x7e, 0, 3)
+	}
+	return append(b, tcEndBlockData)
+}
+
+// TestDecodeMapSharesReferencedArrays: a back reference yields the array it
+// refers to, not a copy of it.
+func TestDecodeMapSharesReferencedArrays(t *testing.T) {
+	got, err := decodeMap(referencingStream(t, []byte("shared"), 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[1].Value) != "shared" || &got[1].Value[0] != &got[0].Key[0] {
+		t.Fatalf("entries %q: the value must be the key's array", got)
+	}
+}
+
+// TestDecodeMapBoundsReferences is issue 17's reproducer: a 1 MiB file whose
+// 100 entries refer back to one 1 MiB array allocated 200 MiB. Now it is
+// refused, and decoding it allocates about the input's size.
+func TestDecodeMapBoundsReferences(t *testing.T) {
+	data := referencingStream(t, bytes.Repeat([]byte{'x'}, 1<<20), 100)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := decodeMap(data)
+	runtime.ReadMemStats(&after)
+	var fe *FormatError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "back references repeat") {
+		t.Fatalf("error %v, want a *FormatError about back references", err)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 2*uint64(len(data)) {
+		t.Fatalf("decoding %d bytes allocated %d", len(data), allocated)
+	}
 }

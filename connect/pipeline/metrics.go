@@ -15,3 +15,10 @@ var (
 
 // Collectors returns the pipelines' metrics for registration.
 func Collectors() []prometheus.Collector { return []prometheus.Collector{queueCapacity, queueSize} }
+
+// ForgetMetrics deletes connector's queue series (the connector was deleted or left this worker).
+func ForgetMetrics(connector string) {
+	match := prometheus.Labels{"connector": connector}
+	queueCapacity.DeletePartialMatch(match)
+	queueSize.DeletePartialMatch(match)
+}

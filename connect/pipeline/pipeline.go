@@ -4,6 +4,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,8 +22,9 @@ import (
 // OffsetWriter stores a connector's source offset durably.
 type OffsetWriter interface {
 	// WriteOffset records offset for the connector's partition and returns once it is durable (fsynced, or
-	// acknowledged by every in-sync replica). Called from one goroutine at a time.
-	WriteOffset(offset []source.OffsetField) error
+	// acknowledged by every in-sync replica). It blocks until then or until ctx ends (an error: the offset
+	// may or may not have been stored, and a later write supersedes it). Called from one goroutine at a time.
+	WriteOffset(ctx context.Context, offset []source.OffsetField) error
 }
 
 // Encoder turns an event into a Kafka record with the worker's converters.
@@ -51,6 +53,11 @@ type Pipeline struct {
 	Sender        sink.Sink
 	Offsets       OffsetWriter
 	FlushInterval time.Duration // offset.flush.interval.ms
+	// FlushTimeout is offset.flush.timeout.ms (0: Connect's default, 5 s): how long one offset write, and
+	// the final flush of a stopping task, wait before giving up. A periodic write that times out is
+	// retried at the next interval; on the way out, what Kafka has not acknowledged by then is not
+	// recorded, so it is read again after the restart.
+	FlushTimeout time.Duration
 	// MaxPendingBatches bounds the batches between read and offset commit (each may be empty, so the sink's
 	// byte bound alone does not bound them).
 	MaxPendingBatches int
@@ -59,7 +66,42 @@ type Pipeline struct {
 	// Errors is the connector's errors.* handling of records a transform or a converter fails on; the zero
 	// value is Connect's default, errors.tolerance=none.
 	Errors ErrorHandling
-	Log    *slog.Logger
+	// Transactions, when not nil, is exactly-once delivery: Offsets and FlushInterval are not used, and
+	// each offset is written with the records it stands for in one transaction of the sink.
+	Transactions *Transactions
+	Log          *slog.Logger
+}
+
+// Boundary is where a transaction ends: Connect's transaction.boundary.
+type Boundary int
+
+const (
+	// BoundaryPoll ends a transaction when the reader has no further batch ready, as Connect commits
+	// after each poll (which returns what the connector has queued), or once it holds
+	// Transactions.MaxRecords records.
+	BoundaryPoll Boundary = iota
+	// BoundaryInterval ends a transaction every Transactions.Interval.
+	BoundaryInterval
+	// BoundaryConnector ends a transaction with each source transaction (each batch that carries an
+	// offset: the reader's batches end at source transaction boundaries).
+	BoundaryConnector
+)
+
+// Transactions configures exactly-once delivery (Kafka Connect's exactly.once.source.support).
+//
+// INVARIANT: a transaction holds records and the offset record that stands for the last of them, and
+// a position is released to the database only after that transaction committed. A batch without an
+// offset (the part of a split source transaction) never ends a transaction, so an offset never stands
+// for a part of a source transaction: after any crash, a read_committed consumer sees each change once.
+type Transactions struct {
+	Sink sink.Transactional
+	// OffsetRecord is the offsets-topic record that stores offset (Connect's key and value bytes).
+	OffsetRecord func(offset []source.OffsetField) (sink.Record, error)
+	Boundary     Boundary
+	Interval     time.Duration // BoundaryInterval's (transaction.boundary.interval.ms)
+	MaxRecords   int           // BoundaryPoll's bound (max.batch.size); 0: 2048
+	// CommitTimeout bounds one commit: the acknowledgement of the transaction's records and EndTxn.
+	CommitTimeout time.Duration
 }
 
 // Run runs until ctx is cancelled or a part fails. On the way out it records the offset of everything Kafka
@@ -74,13 +116,17 @@ func (p *Pipeline) Run(ctx context.Context) error {
 
 	batches := make(chan source.Batch, 4)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		if err := p.Reader.Run(ctx, batches); err != nil && !errors.Is(err, context.Canceled) {
 			cancel(fmt.Errorf("reader: %w", err))
 		}
 	}()
+	if p.Transactions != nil {
+		return p.runTransactional(ctx, cancel, batches, tr, &wg)
+	}
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		p.commitLoop(ctx, tr, cancel)
@@ -91,12 +137,19 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		cancel(err)
 	}
 	wg.Wait()
-	// Final commit: wait briefly for outstanding acks so a stop records what was delivered.
-	flushCtx, cancelFlush := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = p.Sender.Flush(flushCtx) // what is still unacknowledged is re-read after the restart
+	// Final commit: wait up to FlushTimeout for outstanding acks so a stop records what was delivered.
+	// INVARIANT: what is still unacknowledged afterwards is not recorded; it is re-read after the restart.
+	flushCtx, cancelFlush := context.WithTimeout(context.Background(), p.flushTimeout())
+	ferr := p.Sender.Flush(flushCtx)
 	cancelFlush()
-	if cerr := p.commit(tr); cerr != nil && err == nil {
+	cerr := p.commit(tr)
+	if cerr != nil && err == nil {
 		err = cerr
+	}
+	if n, first := tr.unresolved(); n > 0 || ferr != nil || cerr != nil {
+		p.Log.Warn("stopping with batches Kafka did not acknowledge; their offsets are not recorded and they are read again after the restart",
+			"unacknowledged_batches", n, "first_unacknowledged_end", first, "last_recorded", tr.lastCommitted(),
+			"flush_timeout", p.flushTimeout(), "flush_error", ferr, "commit_error", cerr)
 	}
 	if cause := context.Cause(ctx); err == nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = cause
@@ -107,57 +160,74 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	return err
 }
 
-// produce encodes and sends batches in order until ctx ends.
-func (p *Pipeline) produce(ctx context.Context, batches <-chan source.Batch, tr *tracker) error {
+// produce encodes and sends batches in order until ctx ends. A panic of a transform, a converter or the
+// sink becomes its error (a *source.PanicError naming the batch), so that Run still stops the reader and
+// records what Kafka acknowledged before the task fails.
+func (p *Pipeline) produce(ctx context.Context, batches <-chan source.Batch, tr *tracker) (err error) {
+	var b source.Batch
+	defer func() {
+		if v := recover(); v != nil {
+			err = source.Recovered(v, b.Position)
+		}
+	}()
 	for {
-		var b source.Batch
+		b = source.Batch{}
 		select {
 		case <-ctx.Done():
 			return nil
 		case b = <-batches:
 		}
-		recs := make([]sink.Record, 0, len(b.Events))
-		for i := range b.Events {
-			ev := &b.Events[i]
-			// A record that is filtered, or skipped by errors.tolerance=all, is not produced; the batch's offset
-			// still counts once the rest is acknowledged.
-			if p.Transforms != nil {
-				original := *ev
-				keep, err := p.Transforms.Transform(ev)
-				if err != nil {
-					if err := p.recordFailed(stageTransformation, &original, err, b.Position); err != nil {
-						return err
-					}
-					continue
-				}
-				if !keep {
-					continue
-				}
-			}
-			rec, err := p.Encoder.Encode(ev)
+		if _, err := p.send(ctx, b, tr); err != nil || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// send encodes b's events and hands them to the sink, tracked by tr, and returns how many records it
+// sent. It returns nil with ctx ended when ctx ended first.
+func (p *Pipeline) send(ctx context.Context, b source.Batch, tr *tracker) (int, error) {
+	recs := make([]sink.Record, 0, len(b.Events))
+	for i := range b.Events {
+		ev := &b.Events[i]
+		// A record that is filtered, or skipped by errors.tolerance=all, is not produced; the batch's offset
+		// still counts once the rest is acknowledged.
+		if p.Transforms != nil {
+			original := *ev
+			keep, err := p.Transforms.Transform(ev)
 			if err != nil {
-				if err := p.recordFailed(stageConversion, ev, err, b.Position); err != nil {
-					return err
+				if err := p.recordFailed(stageTransformation, &original, err, b.Position); err != nil {
+					return 0, err
 				}
 				continue
 			}
-			recs = append(recs, rec)
+			if !keep {
+				continue
+			}
 		}
-		seq, err := tr.add(ctx, b.Offset, b.Position)
+		rec, err := p.Encoder.Encode(ev)
 		if err != nil {
-			return nil // ctx ended while waiting for room
-		}
-		if len(recs) == 0 {
-			tr.ack(seq, nil)
+			if err := p.recordFailed(stageConversion, ev, err, b.Position); err != nil {
+				return 0, err
+			}
 			continue
 		}
-		if err := p.Sender.Send(ctx, recs, func(err error) { tr.ack(seq, err) }); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("sending to Kafka: %w", err)
-		}
+		recs = append(recs, rec)
 	}
+	seq, err := tr.add(ctx, b.Offset, b.Position)
+	if err != nil {
+		return 0, nil // ctx ended while waiting for room
+	}
+	if len(recs) == 0 {
+		tr.ack(seq, nil)
+		return 0, nil
+	}
+	if err := p.Sender.Send(ctx, recs, func(err error) { tr.ack(seq, err) }); err != nil {
+		if ctx.Err() != nil {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("sending to Kafka: %w", err)
+	}
+	return len(recs), nil
 }
 
 // commitLoop records offsets every FlushInterval, and reports the queue.
@@ -177,10 +247,25 @@ func (p *Pipeline) commitLoop(ctx context.Context, tr *tracker, cancel context.C
 			return
 		}
 		if err := p.commit(tr); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				// As Connect's offset flush: give this one up and try again at the next interval.
+				n, first := tr.unresolved()
+				p.Log.Warn("offset flush timed out; retrying at the next interval", "timeout", p.flushTimeout(),
+					"unacknowledged_batches", n, "first_unacknowledged_end", first, "last_recorded", tr.lastCommitted(), "error", err)
+				continue
+			}
 			cancel(err)
 			return
 		}
 	}
+}
+
+// flushTimeout is FlushTimeout, or Connect's default.
+func (p *Pipeline) flushTimeout() time.Duration {
+	if p.FlushTimeout > 0 {
+		return p.FlushTimeout
+	}
+	return 5 * time.Second
 }
 
 // commit writes the offset of the highest contiguous acknowledged batch, then releases its position.
@@ -190,7 +275,10 @@ func (p *Pipeline) commit(tr *tracker) error {
 		return nil
 	}
 	// INVARIANT: Kafka ack (tracker) → durable offset (WriteOffset) → source release (Release). Never reorder.
-	if err := p.Offsets.WriteOffset(offset); err != nil {
+	// A write that times out releases nothing: the position stays held until a later write succeeds.
+	ctx, cancel := context.WithTimeout(context.Background(), p.flushTimeout())
+	defer cancel()
+	if err := p.Offsets.WriteOffset(ctx, offset); err != nil {
 		return fmt.Errorf("writing the offset at %v: %w", pos, err)
 	}
 	p.Reader.Release(pos)
@@ -277,4 +365,121 @@ func connectString(v any) string {
 		return fmt.Sprintf("%v", v)
 	}
 	return b.String()
+}
+
+// runTransactional is Run under exactly-once delivery: the goroutine that sends the batches also ends
+// the transactions, at the boundaries Transactions names, so that no Send runs while one commits.
+func (p *Pipeline) runTransactional(ctx context.Context, cancel context.CancelCauseFunc, batches <-chan source.Batch, tr *tracker, reader *sync.WaitGroup) error {
+	tx := p.Transactions
+	if tx.MaxRecords <= 0 {
+		tx.MaxRecords = 2048
+	}
+	t := transaction{p: p, tr: tr}
+	err := t.run(ctx, batches)
+	if err != nil {
+		cancel(err)
+	}
+	reader.Wait()
+	// Final commit: what the stop interrupted is committed if it ends at an offset, within the commit
+	// timeout. INVARIANT: what does not commit is aborted (by the next producer of the transactional.id)
+	// and read again after the restart.
+	if err == nil && tr.failure() == nil && t.offset != nil {
+		err = t.commit()
+	}
+	if cause := context.Cause(ctx); err == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = cause
+	}
+	if terr := tr.failure(); err == nil && terr != nil {
+		err = terr
+	}
+	return err
+}
+
+// transaction is the open transaction of runTransactional: what it has sent since the last commit.
+type transaction struct {
+	p       *Pipeline
+	tr      *tracker
+	records int                  // sent in the open transaction
+	offset  []source.OffsetField // of its last batch with one: what a commit records; nil when none
+	pos     source.Position
+	opened  time.Time
+}
+
+// run sends batches into transactions and commits them at the boundaries, until ctx ends or one fails.
+// A panic of a transform, a converter or the sink becomes its error, as in produce.
+func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err error) {
+	var b source.Batch
+	defer func() {
+		if v := recover(); v != nil {
+			err = source.Recovered(v, b.Position)
+		}
+	}()
+	tx := t.p.Transactions
+	var tick <-chan time.Time
+	if tx.Boundary == BoundaryInterval {
+		ticker := time.NewTicker(tx.Interval)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	t.opened = time.Now()
+	for {
+		b = source.Batch{}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.tr.failed:
+			return t.tr.failure()
+		case <-tick:
+			if t.offset != nil && time.Since(t.opened) >= tx.Interval {
+				if err := t.commit(); err != nil {
+					return err
+				}
+			}
+			continue
+		case b = <-batches:
+		}
+		n, err := t.p.send(ctx, b, t.tr)
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+		t.records += n
+		if b.Offset == nil {
+			continue // inside a source transaction: an offset would stand for a part of it
+		}
+		t.offset, t.pos = b.Offset, b.Position
+		var due bool
+		switch tx.Boundary {
+		case BoundaryConnector:
+			due = true
+		case BoundaryPoll:
+			due = len(batches) == 0 || t.records >= tx.MaxRecords
+		case BoundaryInterval:
+			due = time.Since(t.opened) >= tx.Interval
+		}
+		if due {
+			if err := t.commit(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// commit ends the open transaction with the offset record of its last offset, then releases the
+// offset's position. INVARIANT: Kafka transaction committed (its records and the offset) → source
+// release (Release). Never reorder.
+func (t *transaction) commit() error {
+	tx := t.p.Transactions
+	rec, err := tx.OffsetRecord(t.offset)
+	if err != nil {
+		return fmt.Errorf("encoding the offset at %v: %w", t.pos, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(tx.CommitTimeout, time.Minute))
+	defer cancel()
+	if err := tx.Sink.Commit(ctx, []sink.Record{rec}); err != nil {
+		return fmt.Errorf("committing the transaction ending at %v: %w", t.pos, err)
+	}
+	t.p.Reader.Release(t.pos)
+	t.tr.committed(t.pos)
+	t.records, t.offset, t.pos, t.opened = 0, nil, nil, time.Now()
+	return nil
 }

@@ -64,7 +64,7 @@ func (s *ackingSender) Close(context.Context) error { return nil }
 
 type offsetChan chan []source.OffsetField
 
-func (c offsetChan) WriteOffset(o []source.OffsetField) error {
+func (c offsetChan) WriteOffset(_ context.Context, o []source.OffsetField) error {
 	c <- o
 	return nil
 }

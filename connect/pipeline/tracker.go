@@ -21,6 +21,8 @@ type tracker struct {
 	// ready is the offset of the highest contiguous acknowledged batch that carries one, not yet committed.
 	readyOffset []source.OffsetField
 	readyPos    source.Position
+	// last is the position of the last offset recorded (nil before the first).
+	last source.Position
 
 	err    error
 	failed chan struct{} // closed on the first failed acknowledgement
@@ -106,9 +108,28 @@ func (t *tracker) committable() ([]source.OffsetField, source.Position, bool) {
 func (t *tracker) committed(pos source.Position) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.last = pos
 	if t.readyPos == pos {
 		t.readyOffset, t.readyPos = nil, nil
 	}
+}
+
+// lastCommitted is the position of the last offset recorded, nil before the first.
+func (t *tracker) lastCommitted() source.Position {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last
+}
+
+// unresolved returns how many batches are not acknowledged yet and the end of the oldest of them (nil
+// when none): what a stop now could not record.
+func (t *tracker) unresolved() (int, source.Position) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.pending) == 0 {
+		return 0, nil
+	}
+	return len(t.pending), t.pending[0].pos
 }
 
 // failure returns the first failed acknowledgement's error.

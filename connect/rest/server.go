@@ -7,13 +7,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/cdcd/cdcd/connect"
 	"github.com/cdcd/cdcd/schema/configdef"
@@ -100,13 +103,20 @@ func (s *Server) SetReady() { s.ready.Store(true) }
 func (s *Server) SetInfo(info ServerInfo) { s.info.Store(&info) }
 
 // ServeHTTP implements http.Handler. A request's body is kept so that it can be forwarded to the worker
-// that serves it.
+// that serves it; one larger than maxBody is refused with a 413.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	aw := &answerWriter{ResponseWriter: w}
+	defer s.recoverPanic(aw, r)
+	w = aw
 	if s.auth != nil && !s.auth.allow(w, r) {
 		return
 	}
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, "The request body exceeds "+strconv.FormatInt(tooLarge.Limit, 10)+" bytes")
+			return
+		}
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, "Cannot read the request body: "+err.Error())
 			return
@@ -116,6 +126,42 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mux.ServeHTTP(w, r)
 }
+
+// recoverPanic is the last line under every request: a handler's panic is logged with its stack and
+// answered with Connect's error body and a 500 (unless an answer was begun), instead of net/http dropping
+// the connection without one. Handlers return errors; this catches what they did not foresee.
+func (s *Server) recoverPanic(w *answerWriter, r *http.Request) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler { // net/http's own way to abort a response: not a failure
+		panic(v)
+	}
+	s.log.Error("REST request panicked", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+	if !w.answered {
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("Unexpected failure serving %s %s: %v", r.Method, r.URL.Path, v))
+	}
+}
+
+// answerWriter records whether an answer was begun, so that recoverPanic knows whether it may send one.
+type answerWriter struct {
+	http.ResponseWriter
+	answered bool
+}
+
+func (w *answerWriter) WriteHeader(status int) {
+	w.answered = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *answerWriter) Write(b []byte) (int, error) {
+	w.answered = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer (flushing, deadlines).
+func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (s *Server) routes() {
 	m := s.mux
@@ -137,6 +183,8 @@ func (s *Server) routes() {
 	m.HandleFunc("PUT /connectors/{name}/pause", s.simple(s.herder.PauseConnector, http.StatusAccepted))
 	m.HandleFunc("PUT /connectors/{name}/resume", s.simple(s.herder.ResumeConnector, http.StatusAccepted))
 	m.HandleFunc("PUT /connectors/{name}/stop", s.simple(s.herder.StopConnector, http.StatusNoContent))
+	m.HandleFunc("POST /connectors/{name}/signals", s.postSignal)
+	m.HandleFunc("PUT /connectors/{name}/fence", s.putFence)
 	m.HandleFunc("GET /connectors/{name}/offsets", s.getOffsets)
 	m.HandleFunc("PATCH /connectors/{name}/offsets", s.patchOffsets)
 	m.HandleFunc("DELETE /connectors/{name}/offsets", s.resetOffsets)
@@ -145,6 +193,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /connector-plugins", s.listPlugins)
 	m.HandleFunc("GET /connector-plugins/{plugin}/config", s.pluginConfig)
 	m.HandleFunc("PUT /connector-plugins/{plugin}/config/validate", s.validate)
+	m.Handle("GET /ui/", uiHandler()) // cdcd's status page (ui.go)
 	m.HandleFunc("/", s.unmatched)
 }
 
@@ -272,18 +321,32 @@ func (s *Server) serverInfo(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.info.Load())
 }
 
-// workerStatus is Connect's WorkerStatus (GET /health).
+// workerStatus is Connect's WorkerStatus (GET /health), with cdcd's failed_tasks beside Connect's two
+// fields, only when a task failed.
 type workerStatus struct {
-	Status  string `json:"status"`
-	Message string `json:"message"`
+	Status      string              `json:"status"`
+	Message     string              `json:"message"`
+	FailedTasks []connect.TaskState `json:"failed_tasks,omitempty"`
 }
 
+// failedTasks is a herder that can list the FAILED tasks it runs (both of cdcd's can).
+type failedTasks interface{ FailedTasks() []connect.TaskState }
+
+// health is Connect's GET /health: 503 while the worker starts, then 200 {"status":"healthy"} for as
+// long as the worker runs, whatever its connectors do (as Connect: the worker answers and can take
+// requests). A failed task does not make the worker unhealthy, so a liveness probe does not restart the
+// process over a connector's config; cdcd adds the tasks that FAILED, with their traces, under
+// failed_tasks, for a readiness check or a person to see.
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	if !s.ready.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, workerStatus{"starting", "Worker is still starting up."})
+		writeJSON(w, http.StatusServiceUnavailable, workerStatus{Status: "starting", Message: "Worker is still starting up."})
 		return
 	}
-	writeJSON(w, http.StatusOK, workerStatus{"healthy", "Worker has completed startup and is ready to handle requests."})
+	st := workerStatus{Status: "healthy", Message: "Worker has completed startup and is ready to handle requests."}
+	if h, ok := s.herder.(failedTasks); ok {
+		st.FailedTasks = h.FailedTasks()
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 func (s *Server) listConnectors(w http.ResponseWriter, r *http.Request) {
@@ -558,6 +621,77 @@ func (s *Server) simple(op func(name string) error, status int) http.HandlerFunc
 		}
 		w.WriteHeader(status)
 	}
+}
+
+// Fencer is a Herder that fences the producers of a connector's tasks (exactly-once source support).
+type Fencer interface {
+	FenceZombies(ctx context.Context, name string) error
+}
+
+// putFence is Connect's PUT /connectors/{name}/fence: 204 once the connector's task producers are fenced.
+// Connect's workers call it on the leader before an exactly-once task starts; cdcd's tasks fence by
+// taking over their transactional.id, so it serves operators and Java workers of a mixed cluster.
+func (s *Server) putFence(w http.ResponseWriter, r *http.Request) {
+	f, ok := s.herder.(Fencer)
+	if !ok {
+		writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
+		return
+	}
+	if err := f.FenceZombies(r.Context(), r.PathValue("name")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Signaller is a Herder that hands Debezium signals to running tasks; optional.
+type Signaller interface {
+	SignalConnector(name, id, kind, data string) error
+}
+
+// signalRequest is the body of POST /connectors/{name}/signals: a Debezium signal as a signal table row
+// or a signal file line holds it; data may be a JSON object or a string holding one.
+type signalRequest struct {
+	ID   string          `json:"id"`
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data"`
+}
+
+// postSignal is cdcd's own POST /connectors/{name}/signals: a signal for the connector's task, such as
+// {"type":"execute-snapshot","data":{"data-collections":["public.orders"]}}, acted on as if it came
+// through the signal table. Without an id, one is made. 202: the task has queued it; its log says what
+// it did.
+func (s *Server) postSignal(w http.ResponseWriter, r *http.Request) {
+	sh, ok := s.herder.(Signaller)
+	if !ok {
+		writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
+		return
+	}
+	var req signalRequest
+	if !s.readBody(w, r, &req) {
+		return
+	}
+	data := strings.TrimSpace(string(req.Data))
+	if strings.HasPrefix(data, `"`) {
+		if err := json.Unmarshal(req.Data, &data); err != nil {
+			writeError(w, http.StatusBadRequest, "signal data: "+err.Error())
+			return
+		}
+	} else if data == "null" {
+		data = ""
+	}
+	if req.Type == "" {
+		writeError(w, http.StatusBadRequest, `a signal needs a "type": execute-snapshot, stop-snapshot, pause-snapshot, resume-snapshot or log`)
+		return
+	}
+	if req.ID == "" {
+		req.ID = "rest-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	if err := sh.SignalConnector(r.PathValue("name"), req.ID, req.Type, data); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": req.ID, "type": req.Type, "data": data})
 }
 
 func (s *Server) getOffsets(w http.ResponseWriter, r *http.Request) {

@@ -146,6 +146,11 @@ func TestConfigErrors(t *testing.T) {
 		{"pattern missing", base("predicates", "p", "predicates.p.type", topicMatches), "predicates.p.pattern", "missing required"},
 		{"pattern invalid", base("predicates", "p", "predicates.p.type", topicMatches, "predicates.p.pattern", "a(?=b)"),
 			"predicates.p.pattern", "regular expression"},
+		// Issue 17: "a)|(b" is valid once anchored ("^(?:a)|(b)$"), and MustCompile of it as written panicked.
+		{"pattern unbalanced", base("predicates", "p", "predicates.p.type", topicMatches, "predicates.p.pattern", "a)|(b"),
+			"predicates.p.pattern", "unexpected )"},
+		{"router regex unbalanced", base("transforms", "r", "transforms.r.type", routerClass, "transforms.r.regex", "a)|(b",
+			"transforms.r.replacement", "x"), "transforms.r.regex", "unexpected )"},
 		{"header name empty", base("predicates", "p", "predicates.p.type", hasHeader, "predicates.p.name", " "),
 			"predicates.p.name", "must not be empty"},
 		{"router replacement missing", base("transforms", "r", "transforms.r.type", routerClass, "transforms.r.regex", "x"),

@@ -27,13 +27,19 @@ func requiredPattern(s settings, name string) (javaPattern, error) {
 	return compilePattern(s, name, pattern)
 }
 
+// compilePattern compiles both forms of pattern. The pattern as written is compiled first: the anchored
+// form alone can hide an unbalanced one ("a)|(b" anchors to the valid "^(?:a)|(b)$").
 func compilePattern(s settings, name, pattern string) (javaPattern, error) {
-	whole, err := regexp.Compile(`^(?:` + pattern + `)$`)
+	var p javaPattern
+	var err error
+	if p.first, err = regexp.Compile(pattern); err == nil {
+		p.whole, err = regexp.Compile(`^(?:` + pattern + `)$`)
+	}
 	if err != nil {
 		return javaPattern{}, &ConfigError{Key: s.key(name), Value: pattern,
 			Problem: "not a regular expression cdcd can run (Java features without an RE2 equivalent are unsupported): " + err.Error()}
 	}
-	return javaPattern{whole: whole, first: regexp.MustCompile(pattern)}, nil
+	return p, nil
 }
 
 // replacementSetting reads a required replacement for re, expanding it once against a match of nothing so

@@ -2,7 +2,9 @@ package capture
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,7 +111,23 @@ func compareRecord(where string, a, b Record, mode Mode) []Difference {
 	if a.Topic == OffsetsTopic {
 		rules = offsetRules
 	}
-	diffs := compareDocument(where, "key", a.Key, b.Key, nil)
+	var keyRule blankRule
+	if randomKey(a.Value) && randomKey(b.Value) {
+		keyRule = func(_ []byte, payload *node) []*node {
+			if id := payload.get("id"); id != nil {
+				return []*node{id}
+			}
+			return nil
+		}
+	}
+	if a.Topic == OffsetsTopic || isTransactionValue(a.Value) {
+		a.Value, b.Value = normaliseMessageCollections(a.Value), normaliseMessageCollections(b.Value)
+	}
+	if isTransactionValue(a.Value) {
+		rules, keyRule = transactionRules, transactionKeyRules(mode)
+	}
+	diffs := compareDocument(where, "key", a.Key, b.Key, keyRule)
+	diffs = append(diffs, compareNotificationData(where, a.Value, b.Value)...)
 	diffs = append(diffs, compareDocument(where, "value", a.Value, b.Value, func(raw []byte, payload *node) []*node {
 		return rules(raw, payload, mode)
 	})...)
@@ -153,6 +171,15 @@ func envelopeRules(raw []byte, payload *node, mode Mode) []*node {
 	if isEnvelope || isHeartbeat {
 		pick(payload, "ts_ms", "ts_us", "ts_ns") // processing time
 	}
+	if isNotification(payload) {
+		// additional_data is compared as a map (compareNotificationData): Debezium copies a Map.of, whose
+		// iteration order is salted per JVM, into a HashMap, so keys sharing a bucket come in either order.
+		pick(payload, "timestamp", "additional_data")
+		if randomNotificationID(raw, payload) {
+			pick(payload, "id")
+		}
+		return out
+	}
 	source := payload.get("source")
 	if source == nil || source.kind != '{' {
 		// A record flattened by ExtractNewRecordState carries the source and envelope fields it was asked
@@ -161,6 +188,9 @@ func envelopeRules(raw []byte, payload *node, mode Mode) []*node {
 		return out
 	}
 	pick(source, "version")
+	if after := payload.get("after"); after != nil && after.kind == '{' && watermarkType(raw, after) {
+		pick(after, "id", "data") // a random chunk id and the window's times
+	}
 	if mode == Replay || inSnapshot(raw, source) {
 		pick(source, "ts_ms", "ts_us", "ts_ns", "lsn", "txId", "sequence", "xmin", "file", "pos", "gtid")
 	}
@@ -178,6 +208,77 @@ var unwrappedBlanks = map[Mode][]string{
 	SameDB: {"__ts_ms", "__ts_us", "__ts_ns"},
 	Replay: {"__ts_ms", "__ts_us", "__ts_ns", "__source_ts_ms", "__source_ts_us", "__source_ts_ns",
 		"__lsn", "__txId", "__sequence", "__xmin", "__source_lsn", "__source_txId", "__source_sequence", "__source_xmin"},
+}
+
+// isNotification reports whether payload is one of Debezium's notifications (a record of
+// notification.sink.topic.name).
+func isNotification(payload *node) bool {
+	return payload.get("aggregate_type") != nil && payload.get("additional_data") != nil && payload.get("timestamp") != nil
+}
+
+// compareNotificationData compares the additional_data of two notifications as maps.
+func compareNotificationData(where string, a, b Bytes) []Difference {
+	data := func(value Bytes) (map[string]string, bool) {
+		var doc struct {
+			Payload *struct {
+				AggregateType  *string           `json:"aggregate_type"`
+				AdditionalData map[string]string `json:"additional_data"`
+			} `json:"payload"`
+			AggregateType  *string           `json:"aggregate_type"`
+			AdditionalData map[string]string `json:"additional_data"`
+		}
+		if json.Unmarshal(value, &doc) != nil {
+			return nil, false
+		}
+		if doc.Payload != nil {
+			return doc.Payload.AdditionalData, doc.Payload.AggregateType != nil
+		}
+		return doc.AdditionalData, doc.AggregateType != nil
+	}
+	da, okA := data(a)
+	db, okB := data(b)
+	if !okA || !okB || maps.Equal(da, db) {
+		return nil
+	}
+	return []Difference{{Where: where, Path: "value.payload.additional_data", Detail: fmt.Sprintf("%v != %v", da, db)}}
+}
+
+// randomNotificationID reports whether a notification's id is random: all but an incremental
+// snapshot's, whose id is its signal's.
+func randomNotificationID(raw []byte, payload *node) bool {
+	kind := payload.get("aggregate_type")
+	return kind != nil && string(raw[kind.start:kind.end]) != `"Incremental Snapshot"`
+}
+
+// watermarkType reports whether a signal table row (after) is an incremental snapshot's watermark.
+func watermarkType(raw []byte, after *node) bool {
+	t := after.get("type")
+	if t == nil {
+		return false
+	}
+	switch string(raw[t.start:t.end]) {
+	case `"snapshot-window-open"`, `"snapshot-window-close"`:
+		return true
+	}
+	return false
+}
+
+// randomKey reports whether a record's key is new in every run: the id of an incremental snapshot's
+// watermark row, or of a notification with a random id.
+func randomKey(value Bytes) bool {
+	doc, err := parseJSON(value)
+	if err != nil {
+		return false
+	}
+	payload := payloadOf(doc)
+	if payload.kind != '{' {
+		return false
+	}
+	if isNotification(payload) {
+		return randomNotificationID(value, payload)
+	}
+	after := payload.get("after")
+	return after != nil && after.kind == '{' && watermarkType(value, after)
 }
 
 // inSnapshot reports whether a source block belongs to a snapshot row (snapshot set and not "false").

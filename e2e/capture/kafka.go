@@ -77,6 +77,23 @@ func (b *Broker) Topics(ctx context.Context, sel Selection) ([]string, error) {
 	return names, nil
 }
 
+// Count is how many records the selected topics hold: the sum of their partitions' end offsets (their
+// last stable offsets), which is the number of records written to topics that were never compacted or
+// truncated.
+func (b *Broker) Count(ctx context.Context, sel Selection) (int64, error) {
+	ends, err := b.ends(ctx, sel)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, parts := range ends {
+		for _, end := range parts {
+			n += end
+		}
+	}
+	return n, nil
+}
+
 // ErrNoTopic is a listed topic that does not exist (yet).
 var ErrNoTopic = errors.New("topic does not exist")
 

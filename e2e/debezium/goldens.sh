@@ -37,7 +37,9 @@ END_MARKER=cdcd-golden-end
 
 PG_VARIANTS=(default schemas-off decimal-double decimal-string time-connect time-microseconds binary-base64
 	binary-hex hstore-map interval-string truncate-no-tombstones message-key-columns snapshot-initial
-	transforms-unwrap transforms-router transforms-fields transforms-outbox transforms-outbox-expand transforms-kafka columns)
+	transforms-unwrap transforms-router transforms-fields transforms-outbox transforms-outbox-expand transforms-kafka columns
+	transaction-metadata incremental-snapshot incremental-notifications snapshot-initial-notifications
+	blocking-snapshot partition-root)
 
 # The MariaDB reference runs as connect.sh's `mariadb` instance (REST port 58084), so it never touches a
 # PostgreSQL worker another run may have going.
@@ -48,7 +50,8 @@ MDB_TOPIC_PREFIX=mdb1
 MDB_HISTORY_TOPIC=mdb1-schema-history
 # database.server.id must be unique among the server's replicas; no other cdcd test uses this one.
 MDB_SERVER_ID=85401
-MDB_VARIANTS=(default schemas-off decimal-string bigint-precise time-connect binary-base64 truncate-no-tombstones columns)
+MDB_VARIANTS=(default schemas-off decimal-string bigint-precise time-connect binary-base64 truncate-no-tombstones columns include-query
+	transaction-metadata incremental-snapshot incremental-notifications)
 
 log() { printf '[goldens] %s\n' "$*" >&2; }
 die() { printf '[goldens] error: %s\n' "$*" >&2; exit 1; }
@@ -80,6 +83,30 @@ variant_connector_props() {
 	truncate-no-tombstones) printf '%s\n' "skipped.operations=none" "tombstones.on.delete=false" ;;
 	message-key-columns) echo "message.key.columns=public.no_pk_full:a;public.composite_pk:v" ;;
 	snapshot-initial) ;;
+	snapshot-initial-notifications) # the initial snapshot's notifications on a topic the capture reads
+		printf '%s\n' "notification.enabled.channels=sink" "notification.sink.topic.name=pg1.notifications"
+		;;
+	transaction-metadata) echo "provide.transaction.metadata=true" ;; # BEGIN/END on pg1.transaction, event blocks
+	incremental-snapshot)
+		# An execute-snapshot signal in the signal table (extra-changes.sql) for a table streaming never
+		# touched (extra-schema.sql), read in chunks of 10 between watermark rows in the same table.
+		printf '%s\n' "signal.data.collection=public.debezium_signal" "incremental.snapshot.chunk.size=10"
+		;;
+	blocking-snapshot)
+		# An execute-snapshot signal of type blocking in the signal table (extra-changes.sql): streaming
+		# pauses while a table it never touched (extra-schema.sql) is read again, then resumes.
+		echo "signal.data.collection=public.debezium_signal"
+		;;
+	partition-root)
+		# The publication Debezium creates (FOR ALL TABLES) publishes through partition roots: the changes
+		# of part_root's partitions (extra-schema.sql, extra-changes.sql) are part_root's.
+		echo "publish.via.partition.root=true"
+		;;
+	incremental-notifications)
+		# The incremental-snapshot variant with Debezium's notifications on a topic the capture reads.
+		printf '%s\n' "signal.data.collection=public.debezium_signal" "incremental.snapshot.chunk.size=10" \
+			"notification.enabled.channels=sink,log" "notification.sink.topic.name=pg1.notifications"
+		;;
 	transforms-unwrap)
 		printf '%s\n' "transforms=unwrap" "transforms.unwrap.type=io.debezium.transforms.ExtractNewRecordState" \
 			"transforms.unwrap.delete.tombstone.handling.mode=rewrite" \
@@ -240,7 +267,7 @@ write_worker_props() { # VARIANT FILE [REST_PORT]
 
 write_connector_props() { # VARIANT FILE
 	local snapshot_mode=no_data
-	[[ $1 == snapshot-initial ]] && snapshot_mode=initial
+	[[ $1 == snapshot-initial* ]] && snapshot_mode=initial # snapshot-initial and its variants
 	{
 		cat <<-EOF
 			name=$CONNECTOR_NAME
@@ -276,7 +303,7 @@ fresh_database() { # VARIANT
 	psql_admin -d postgres -c "CREATE DATABASE $DB"
 	psql_admin -d "$DB" -f "$corpus/schema.sql" >/dev/null
 	run_variant_sql "$1" extra-schema.sql
-	if [[ $1 == snapshot-initial ]]; then psql_admin -d "$DB" -f "$corpus/seed.sql" >/dev/null; fi
+	if [[ $1 == snapshot-initial* ]]; then psql_admin -d "$DB" -f "$corpus/seed.sql" >/dev/null; fi
 }
 
 wait_slot_active() {
@@ -300,7 +327,7 @@ run_pg_variant() { # VARIANT OUT_DIR
 	"$CONNECT" run "$dir/worker.properties" "$dir/connector.properties" "$run_dir"
 	"$CONNECT" wait-running "$CONNECTOR_NAME"
 	wait_slot_active
-	if [[ $variant == snapshot-initial ]]; then
+	if [[ $variant == snapshot-initial* ]]; then
 		# The snapshot's last row is the only record whose payload says so.
 		"$BIN_DIR/capture" -brokers "127.0.0.1:$KAFKA_PORT" -prefix "$TOPIC_PREFIX" -wait-for '"snapshot":"last"' -o /dev/null
 	fi
@@ -382,6 +409,18 @@ mariadb_variant_connector_props() {
 	time-connect) echo "time.precision.mode=connect" ;;
 	binary-base64) echo "binary.handling.mode=base64" ;;
 	truncate-no-tombstones) printf '%s\n' "skipped.operations=none" "tombstones.on.delete=false" ;;
+	include-query) echo "include.query=true" ;; # source.query from the binlog's annotate rows events
+	transaction-metadata) echo "provide.transaction.metadata=true" ;; # BEGIN/END on mdb1.transaction, event blocks
+	incremental-snapshot)
+		# As PostgreSQL's variant: an execute-snapshot signal in the signal table (extra-changes.sql) for a
+		# table streaming never touches (extra-schema.sql), read in chunks of 10 between watermark rows.
+		printf '%s\n' "signal.data.collection=$DB.debezium_signal" "incremental.snapshot.chunk.size=10"
+		;;
+	incremental-notifications)
+		# The incremental-snapshot variant with Debezium's notifications (the initial snapshot's too).
+		printf '%s\n' "signal.data.collection=$DB.debezium_signal" "incremental.snapshot.chunk.size=10" \
+			"notification.enabled.channels=sink,log" "notification.sink.topic.name=$MDB_TOPIC_PREFIX.notifications"
+		;;
 	columns)
 		# The column mappers, as in the PostgreSQL variant: composite_pk.k2 is a masked key column, all_types'
 		# columns not truncated or masked get their source types propagated, binary(4) is too short to
@@ -419,10 +458,19 @@ write_mariadb_connector_props() { # VARIANT FILE
 	} >"$2"
 }
 
-fresh_mariadb_database() {
+# A MariaDB variant's own SQL, as run_variant_sql's: extra-schema.sql after the corpus schema (so the initial
+# snapshot reads its tables too), extra-changes.sql before the corpus changes. e2e/mariadb_golden_test.go's
+# replay runs them the same way.
+run_mariadb_variant_sql() { # VARIANT FILE
+	local file=$REPO/testdata/mariadb/$1/$2
+	if [[ -f $file ]]; then mariadb_admin "$DB" <"$file"; fi
+}
+
+fresh_mariadb_database() { # VARIANT
 	local corpus=$REPO/testdata/mariadb/corpus
 	mariadb_admin -e "DROP DATABASE IF EXISTS $DB; CREATE DATABASE $DB CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
 	mariadb_admin "$DB" <"$corpus/schema.sql"
+	run_mariadb_variant_sql "$1" extra-schema.sql
 	mariadb_admin "$DB" <"$corpus/seed.sql"
 }
 
@@ -448,11 +496,12 @@ run_mariadb_variant() { # VARIANT OUT_DIR
 	write_worker_props "$variant" "$dir/worker.properties" "$MDB_REST_PORT"
 	write_mariadb_connector_props "$variant" "$dir/connector.properties"
 	"${MDB_CONNECT[@]}" stop
-	fresh_mariadb_database
+	fresh_mariadb_database "$variant"
 	mdb_capture -prefix "$MDB_TOPIC_PREFIX" -topics "$MDB_HISTORY_TOPIC" -delete
 	"${MDB_CONNECT[@]}" run "$dir/worker.properties" "$dir/connector.properties" "$run_dir"
 	"${MDB_CONNECT[@]}" wait-running "$MDB_CONNECTOR_NAME"
 	wait_mariadb_snapshot
+	run_mariadb_variant_sql "$variant" extra-changes.sql
 	mariadb_admin "$DB" <"$REPO/testdata/mariadb/corpus/changes.sql"
 	mdb_capture -prefix "$MDB_TOPIC_PREFIX" -wait-for "$END_MARKER" -quiet 3s -o "$dir/capture.jsonl"
 	mdb_capture -topics "$MDB_HISTORY_TOPIC" -o "$dir/schema-history.jsonl"
@@ -489,6 +538,12 @@ cmd_mariadb() {
 		"MariaDB goldens are Debezium $version's: 3.6.1.Final of debezium-connector-mariadb is not served by the registry" \
 		mariadb_version "$(mariadb_admin -N -B -e 'SELECT VERSION()')" "${variants[@]}"
 }
+
+# Two runs at once would share the golden database, the slot, the pg1/mdb1 topics and the reference
+# workers (each run stops the worker first): the second waits for the first.
+mkdir -p "$STATE_DIR"
+exec 9>"$STATE_DIR/goldens.lock"
+flock 9
 
 case ${1:-} in
 postgres) shift && cmd_postgres "$@" ;;

@@ -5,6 +5,7 @@ package testenv
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestPostgresIsConfiguredForLogicalDecoding(t *testing.T) {
 		"wal_level":             "logical",
 		"max_replication_slots": "20",
 		"max_wal_senders":       "20",
-		"server_version_num":    "15",
+		"server_version_num":    strconv.Itoa(PostgresVersion()),
 	} {
 		var got string
 		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", setting).Scan(&got); err != nil {

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -59,14 +60,18 @@ func mariadbRoot() MySQLDSN {
 	return MySQLDSN{User: "root", Password: MariaDBRootPassword, Addr: serviceAddr("CDCD_MARIADB_PORT", "53306")}
 }
 
-// connectMariaDB opens a go-mysql connection whose reads and writes give up after adminTimeout,
-// so a test bed that hangs fails the test instead of stalling it.
-func connectMariaDB(ctx context.Context, d MySQLDSN) (*client.Conn, error) {
-	withTimeouts := func(c *client.Conn) error {
+// ConnectMariaDB opens a go-mysql connection whose reads and writes give up after adminTimeout, so
+// a test bed that hangs fails the test instead of stalling it. A non-nil cfg runs it over TLS (which
+// mariadb_tls requires); nil connects in plaintext.
+func ConnectMariaDB(ctx context.Context, d MySQLDSN, cfg *tls.Config) (*client.Conn, error) {
+	opt := func(c *client.Conn) error {
 		c.ReadTimeout, c.WriteTimeout = adminTimeout, adminTimeout
+		if cfg != nil {
+			c.SetTLSConfig(cfg)
+		}
 		return nil
 	}
-	return client.ConnectWithContext(ctx, d.Addr, d.User, d.Password, d.DB, pingTimeout, withTimeouts)
+	return client.ConnectWithContext(ctx, d.Addr, d.User, d.Password, d.DB, pingTimeout, opt)
 }
 
 // MariaDB returns the root DSN (no database) of the test-bed MariaDB 10.11, whose binlog is ROW
@@ -76,7 +81,7 @@ func MariaDB(t testing.TB) string {
 	t.Helper()
 	root := mariadbRoot()
 	requireService(t, "mariadb", func(ctx context.Context) error {
-		conn, err := connectMariaDB(ctx, root)
+		conn, err := ConnectMariaDB(ctx, root, nil)
 		if err != nil {
 			return err
 		}
@@ -91,35 +96,41 @@ func MariaDB(t testing.TB) string {
 func NewMariaDB(t testing.TB) string {
 	t.Helper()
 	MariaDB(t)
-	root := mariadbRoot()
-	name := uniqueName(t.Name(), mariadbMaxIdentifier)
+	return createMariaDB(t, "mariadb", mariadbRoot(), nil)
+}
+
+// createMariaDB creates a database named after t on the service that root (over TLS when cfg is
+// not nil) logs in to, and returns root's DSN naming it. When t ends, dropMariaDB drops it.
+func createMariaDB(t testing.TB, service string, root MySQLDSN, cfg *tls.Config) string {
+	t.Helper()
+	name := ownedName(t, mariadbMaxIdentifier)
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
-	conn, err := connectMariaDB(ctx, root)
+	conn, err := ConnectMariaDB(ctx, root, cfg)
 	if err != nil {
-		t.Fatalf("testenv: connecting to mariadb: %v", err)
+		t.Fatalf("testenv: connecting to %s: %v", service, err)
 	}
 	defer conn.Close()
 	// uniqueName yields [a-z0-9_] only, so backquotes make a complete identifier.
 	if _, err := conn.Execute("CREATE DATABASE `" + name + "`"); err != nil {
-		t.Fatalf("testenv: creating database %s: %v", name, err)
+		t.Fatalf("testenv: creating database %s on %s: %v", name, service, err)
 	}
 	t.Cleanup(func() {
-		if err := dropMariaDB(root, name); err != nil {
-			t.Errorf("testenv: %v", err)
+		if err := dropMariaDB(root, cfg, name); err != nil {
+			t.Errorf("testenv: %s: %v", service, err)
 		}
 	})
 	root.DB = name
 	return root.String()
 }
 
-// dropMariaDB drops database name. A connection left inside a transaction on one of its tables
-// holds a metadata lock that DROP DATABASE would wait on for a day (lock_wait_timeout), so such
-// connections are killed first.
-func dropMariaDB(root MySQLDSN, name string) error {
+// dropMariaDB drops database name (over TLS when cfg is not nil). A connection left inside a
+// transaction on one of its tables holds a metadata lock that DROP DATABASE would wait on for a day
+// (lock_wait_timeout), so such connections are killed first.
+func dropMariaDB(root MySQLDSN, cfg *tls.Config, name string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
-	conn, err := connectMariaDB(ctx, root)
+	conn, err := ConnectMariaDB(ctx, root, cfg)
 	if err != nil {
 		return fmt.Errorf("dropping database %s: %w", name, err)
 	}

@@ -26,12 +26,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/go-mysql-org/go-mysql/client"
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/segmentio/kafka-go"
 	kafkasasl "github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/twmb/franz-go/pkg/kgo"
 	franzsasl "github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
@@ -57,6 +56,11 @@ const (
 	// WrongHostName is a name the servers' certificate does not have; wrong-host.pem has only it.
 	WrongHostName = "wrong.example"
 )
+
+// Secrets are the test bed's secrets that no log line, status or validation answer of cdcd may carry: the
+// secured services' password and the stores' (the plain services' "cdcd" is the product's name too, and
+// cannot be told apart in a log).
+var Secrets = []string{SecurePassword, StorePassword}
 
 // KafkaSASLMechanisms are the mechanisms of the SASL_SSL listener, strongest first.
 var KafkaSASLMechanisms = []string{"SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"}
@@ -243,6 +247,25 @@ type SASLSSLKafka struct {
 	TLS        TLSFiles
 }
 
+// FranzOpts are the franz-go client options that reach the SASL_SSL listener: TLS verified against the
+// test bed's CA, logged in as User with SCRAM-SHA-512. Add the options of what the client does.
+func (k SASLSSLKafka) FranzOpts(t testing.TB) []kgo.Opt {
+	t.Helper()
+	return []kgo.Opt{kgo.SeedBrokers(k.Brokers...), kgo.DialTLSConfig(k.TLS.TLSConfig(t, "")),
+		kgo.SASL(scram.Auth{User: k.User, Pass: k.Password}.AsSha512Mechanism())}
+}
+
+// SCRAMProps are the Kafka client settings, as Connect and Debezium take them, that reach the SASL_SSL
+// listener: SCRAM-SHA-512 as User (a JAAS line) over TLS with the JKS truststore. Prefix the keys for a
+// client of its own (producer., admin., schema.history.internal.consumer., …).
+func (k SASLSSLKafka) SCRAMProps() map[string]string {
+	return map[string]string{
+		"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+		"sasl.jaas.config":        fmt.Sprintf(`org.apache.kafka.common.security.scram.ScramLoginModule required username="%s" password="%s";`, k.User, k.Password),
+		"ssl.truststore.location": k.TLS.TruststoreJKS, "ssl.truststore.password": k.TLS.StorePassword,
+	}
+}
+
 func kafkaSASLSSLBrokers() []string {
 	return []string{serviceAddr("CDCD_KAFKA_SASL_SSL_PORT", "59094")}
 }
@@ -374,7 +397,7 @@ func (p TLSPostgres) CertDSN(db string) string {
 func NewPostgresTLSDB(t testing.TB) string {
 	t.Helper()
 	p := PostgresTLS(t)
-	name := uniqueName(t.Name(), postgresMaxIdentifier)
+	name := ownedName(t, postgresMaxIdentifier)
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, p.AdminDSN("postgres"))
@@ -398,7 +421,7 @@ func NewPostgresTLSDB(t testing.TB) string {
 // MariaDB, TLS required
 
 // TLSMariaDB is the MariaDB 10.11 with require_secure_transport=ON (binlog like the main one).
-// Every TCP login needs TLS: connect with ConnectMariaDBTLS or client.Conn.SetTLSConfig.
+// Every TCP login needs TLS: connect with ConnectMariaDB and a TLS config.
 type TLSMariaDB struct {
 	Addr     string // 127.0.0.1:port
 	User     string // SecureUser: REQUIRE SSL, the capture grants of MariaDBCaptureUser
@@ -418,7 +441,7 @@ func MariaDBTLS(t testing.TB) TLSMariaDB {
 		if err != nil {
 			return err
 		}
-		conn, err := ConnectMariaDBTLS(ctx, MySQLDSN{User: m.User, Password: m.Password, Addr: m.Addr}, cfg)
+		conn, err := ConnectMariaDB(ctx, MySQLDSN{User: m.User, Password: m.Password, Addr: m.Addr}, cfg)
 		if err != nil {
 			return err
 		}
@@ -433,19 +456,6 @@ func (m TLSMariaDB) RootDSN() string {
 	return MySQLDSN{User: "root", Password: MariaDBTLSRootPassword, Addr: m.Addr}.String()
 }
 
-// ConnectMariaDBTLS opens a go-mysql connection over TLS (cfg) whose reads and writes give up
-// after adminTimeout. A nil cfg connects without TLS, which mariadb_tls refuses.
-func ConnectMariaDBTLS(ctx context.Context, d MySQLDSN, cfg *tls.Config) (*client.Conn, error) {
-	opt := func(c *client.Conn) error {
-		c.ReadTimeout, c.WriteTimeout = adminTimeout, adminTimeout
-		if cfg != nil {
-			c.SetTLSConfig(cfg)
-		}
-		return nil
-	}
-	return client.ConnectWithContext(ctx, d.Addr, d.User, d.Password, d.DB, pingTimeout, opt)
-}
-
 // NewMariaDBTLS creates a database of its own for t on mariadb_tls and returns the root DSN
 // naming it (connect with TLS). When t ends, the connections using it are killed and it is dropped.
 func NewMariaDBTLS(t testing.TB) string {
@@ -455,54 +465,5 @@ func NewMariaDBTLS(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := m.TLS.TLSConfig(t, "")
-	name := uniqueName(t.Name(), mariadbMaxIdentifier)
-	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
-	defer cancel()
-	conn, err := ConnectMariaDBTLS(ctx, root, cfg)
-	if err != nil {
-		t.Fatalf("testenv: connecting to mariadb_tls: %v", err)
-	}
-	defer conn.Close()
-	if _, err := conn.Execute("CREATE DATABASE `" + name + "`"); err != nil {
-		t.Fatalf("testenv: creating database %s on mariadb_tls: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := dropMariaDBTLS(root, cfg, name); err != nil {
-			t.Errorf("testenv: mariadb_tls: %v", err)
-		}
-	})
-	root.DB = name
-	return root.String()
-}
-
-// dropMariaDBTLS is dropMariaDB over TLS.
-func dropMariaDBTLS(root MySQLDSN, cfg *tls.Config, name string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
-	defer cancel()
-	conn, err := ConnectMariaDBTLS(ctx, root, cfg)
-	if err != nil {
-		return fmt.Errorf("dropping database %s: %w", name, err)
-	}
-	defer conn.Close()
-	res, err := conn.Execute("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()", name)
-	if err != nil {
-		return fmt.Errorf("listing the connections to database %s: %w", name, err)
-	}
-	for row := range res.Values {
-		id, err := res.GetUint(row, 0)
-		if err != nil {
-			return fmt.Errorf("listing the connections to database %s: %w", name, err)
-		}
-		if _, err := conn.Execute(fmt.Sprintf("KILL CONNECTION %d", id)); err != nil && !isMySQLError(err, mysql.ER_NO_SUCH_THREAD) {
-			return fmt.Errorf("killing connection %d to database %s: %w", id, name, err)
-		}
-	}
-	if _, err := conn.Execute("SET SESSION lock_wait_timeout = 10"); err != nil {
-		return fmt.Errorf("dropping database %s: %w", name, err)
-	}
-	if _, err := conn.Execute("DROP DATABASE IF EXISTS `" + name + "`"); err != nil {
-		return fmt.Errorf("dropping database %s: %w", name, err)
-	}
-	return nil
+	return createMariaDB(t, "mariadb_tls", root, m.TLS.TLSConfig(t, ""))
 }

@@ -227,7 +227,7 @@ func TestSecureMariaDBRequiresTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("verified TLS as the secure user", func(t *testing.T) {
-		conn, err := ConnectMariaDBTLS(ctx, user, m.TLS.TLSConfig(t, ""))
+		conn, err := ConnectMariaDB(ctx, user, m.TLS.TLSConfig(t, ""))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func TestSecureMariaDBRequiresTLS(t *testing.T) {
 	})
 	t.Run("without TLS", func(t *testing.T) {
 		for _, d := range []MySQLDSN{user, root} {
-			if conn, err := ConnectMariaDBTLS(ctx, d, nil); err == nil {
+			if conn, err := ConnectMariaDB(ctx, d, nil); err == nil {
 				conn.Close()
 				t.Errorf("%s logged in without TLS", d.User)
 			} else if !isMySQLError(err, mysql.ER_ACCESS_DENIED_ERROR) {
@@ -262,7 +262,7 @@ func TestSecureMariaDBRequiresTLS(t *testing.T) {
 		}
 	})
 	t.Run("wrong password", func(t *testing.T) {
-		_, err := ConnectMariaDBTLS(ctx, MySQLDSN{User: m.User, Password: "wrong-" + m.Password, Addr: m.Addr}, m.TLS.TLSConfig(t, ""))
+		_, err := ConnectMariaDB(ctx, MySQLDSN{User: m.User, Password: "wrong-" + m.Password, Addr: m.Addr}, m.TLS.TLSConfig(t, ""))
 		if !isMySQLError(err, mysql.ER_ACCESS_DENIED_ERROR) {
 			t.Errorf("got %v, want access denied", err)
 		}
@@ -270,25 +270,25 @@ func TestSecureMariaDBRequiresTLS(t *testing.T) {
 	t.Run("untrusted CA", func(t *testing.T) {
 		cfg := m.TLS.TLSConfig(t, "")
 		cfg.RootCAs = CertPool(t, m.TLS.OtherCA)
-		_, err := ConnectMariaDBTLS(ctx, user, cfg)
+		_, err := ConnectMariaDB(ctx, user, cfg)
 		if !isUnknownAuthority(err) {
 			t.Errorf("got %v, want an unknown-authority error", err)
 		}
 	})
 	t.Run("hostname mismatch", func(t *testing.T) {
-		_, err := ConnectMariaDBTLS(ctx, user, m.TLS.TLSConfig(t, WrongHostName))
+		_, err := ConnectMariaDB(ctx, user, m.TLS.TLSConfig(t, WrongHostName))
 		if !isHostnameMismatch(err) {
 			t.Errorf("got %v, want a hostname error", err)
 		}
 	})
 	t.Run("client certificate", func(t *testing.T) {
 		certUser := MySQLDSN{User: CertUser, Password: SecurePassword, Addr: m.Addr}
-		conn, err := ConnectMariaDBTLS(ctx, certUser, m.TLS.MutualTLSConfig(t, ""))
+		conn, err := ConnectMariaDB(ctx, certUser, m.TLS.MutualTLSConfig(t, ""))
 		if err != nil {
 			t.Fatalf("%s with its certificate: %v", CertUser, err)
 		}
 		conn.Close()
-		if _, err := ConnectMariaDBTLS(ctx, certUser, m.TLS.TLSConfig(t, "")); !isMySQLError(err, mysql.ER_ACCESS_DENIED_ERROR) {
+		if _, err := ConnectMariaDB(ctx, certUser, m.TLS.TLSConfig(t, "")); !isMySQLError(err, mysql.ER_ACCESS_DENIED_ERROR) {
 			t.Errorf("%s without a certificate: got %v, want access denied", CertUser, err)
 		}
 	})
@@ -297,7 +297,7 @@ func TestSecureMariaDBRequiresTLS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		conn, err := ConnectMariaDBTLS(ctx, d, m.TLS.TLSConfig(t, ""))
+		conn, err := ConnectMariaDB(ctx, d, m.TLS.TLSConfig(t, ""))
 		if err != nil {
 			t.Fatal(err)
 		}

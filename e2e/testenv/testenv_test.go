@@ -110,6 +110,7 @@ func TestTruncatedNameDoesNotEndInSeparatorBeforeSuffix(t *testing.T) {
 }
 
 func TestAddressesFollowServicePortVariables(t *testing.T) {
+	t.Setenv(PostgresVersionEnv, "")
 	t.Setenv("CDCD_PG_PORT", "6001")
 	t.Setenv("CDCD_MARIADB_PORT", "6002")
 	t.Setenv("CDCD_KAFKA_PORT", "6003")
@@ -125,7 +126,7 @@ func TestAddressesFollowServicePortVariables(t *testing.T) {
 }
 
 func TestAddressesDefaultToConventionPorts(t *testing.T) {
-	for _, v := range []string{"CDCD_PG_PORT", "CDCD_MARIADB_PORT", "CDCD_KAFKA_PORT"} {
+	for _, v := range []string{PostgresVersionEnv, "CDCD_PG_PORT", "CDCD_MARIADB_PORT", "CDCD_KAFKA_PORT"} {
 		t.Setenv(v, "")
 	}
 	if got := postgresDSN("postgres"); !strings.Contains(got, "@127.0.0.1:55432/") {
@@ -164,5 +165,16 @@ func TestNewTopicPrefixIsUniqueAndValid(t *testing.T) {
 	a, b := NewTopicPrefix(t), NewTopicPrefix(t)
 	if a == b || !validName.MatchString(a) || len(a) > topicPrefixMaxLen {
 		t.Errorf("prefixes %q and %q: want two different valid names", a, b)
+	}
+}
+
+func TestPostgresVersionPicksItsServer(t *testing.T) {
+	t.Setenv("CDCD_PG13_PORT", "")
+	t.Setenv("CDCD_PG18_PORT", "6018")
+	for _, c := range []struct{ version, addr string }{{"13", "127.0.0.1:55413"}, {"18", "127.0.0.1:6018"}} {
+		t.Setenv(PostgresVersionEnv, c.version)
+		if got := postgresDSN("db1"); !strings.Contains(got, "@"+c.addr+"/") {
+			t.Errorf("%s=%s: postgresDSN = %q, want %s", PostgresVersionEnv, c.version, got, c.addr)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package avro
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -41,6 +42,12 @@ type Config struct {
 	Credentials map[string]*url.Userinfo
 	// UserInfo is basic.auth.user.info, sent to every URL (basic.auth.credentials.source=USER_INFO).
 	UserInfo *url.Userinfo
+	// Bearer is bearer.auth.credentials.source (STATIC_TOKEN or OAUTHBEARER) and its settings; nil
+	// without it. It excludes basic auth: FromConfig refuses both.
+	Bearer *Bearer
+	// TLS is the client TLS of the https URLs, from the schema.registry.ssl.* keys; nil when none is set
+	// (Go's defaults: the system's roots, the host name verified).
+	TLS *tls.Config
 	// AutoRegister is auto.register.schemas (default true): register each new schema before its first
 	// record. Otherwise the schema must already be registered (or, with UseLatestVersion, the subject's
 	// latest version is used).
@@ -91,7 +98,7 @@ var unsupportedWhenTrue = []string{
 
 // FromConfig parses converter settings (without the key.converter. or value.converter. prefix). Missing
 // keys keep Confluent's defaults; keys the converter does not know are ignored, as Confluent ignores
-// them. Booleans and numbers are parsed as Kafka's ConfigDef parses them: case-insensitive, trimmed.
+// them, except under schema.registry.ssl., where every key is honoured or refused (see security.go). Booleans and numbers are parsed as Kafka's ConfigDef parses them: case-insensitive, trimmed.
 func FromConfig(isKey bool, settings map[string]string) (Config, error) {
 	c := Config{
 		IsKey: isKey, AutoRegister: true, ConnectMetaData: true,
@@ -156,7 +163,13 @@ func FromConfig(isKey bool, settings map[string]string) (Config, error) {
 			*dst = time.Duration(n) * time.Millisecond
 		}
 	}
-	return c, c.parseCredentials(settings)
+	if err := c.parseCredentials(settings); err != nil {
+		return Config{}, err
+	}
+	if err := c.parseSecurity(settings); err != nil {
+		return Config{}, err
+	}
+	return c, nil
 }
 
 // parseURLs reads schema.registry.url and moves each URL's user info into Credentials, so that no

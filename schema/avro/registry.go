@@ -27,7 +27,11 @@ import (
 // stale "latest" version: the converter caches the ids it obtains itself.
 type registryClient struct {
 	endpoints []endpoint
-	urls      string // for error messages; carries no user info
+	// http carries every round trip, with schema.registry.ssl.*'s TLS; its connections are reused
+	// across requests.
+	http      http.RoundTripper
+	bearer    *Bearer // nil: no bearer auth
+	urls      string  // for error messages; carries no user info
 	normalize bool
 	retries   int
 	wait      time.Duration
@@ -71,8 +75,10 @@ func newRegistryClient(c Config) (*registryClient, error) {
 		}
 		endpoints[i] = endpoint{base: strings.TrimSuffix(raw, "/"), host: u.Host, user: user}
 	}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.TLSClientConfig = c.TLS
 	return &registryClient{
-		endpoints: endpoints, urls: strings.Join(c.URLs, ","), normalize: c.Normalize,
+		endpoints: endpoints, http: base, bearer: c.Bearer, urls: strings.Join(c.URLs, ","), normalize: c.Normalize,
 		retries: c.MaxRetries, wait: c.RetryWait, maxWait: c.RetryMaxWait, sleep: sleepCtx,
 	}, nil
 }
@@ -124,7 +130,7 @@ func (r *registryClient) latest(ctx context.Context, subject, text string) (int,
 	}
 	same, err := sameCanonicalForm(s.Schema(), text)
 	if err != nil {
-		return 0, fmt.Errorf("%w %s: latest version of subject %q (id %d): %w", ErrRegistry, r.urls, subject, s.ID(), err)
+		return 0, fmt.Errorf("%w %s: latest version %d of subject %q (id %d) is not a schema cdcd can read; register a valid one, or set auto.register.schemas=true: %w", ErrRegistry, r.urls, s.Version(), subject, s.ID(), err)
 	}
 	if !same {
 		return 0, fmt.Errorf("%w %s: latest version of subject %q (id %d) is not the record's schema; "+
@@ -133,16 +139,30 @@ func (r *registryClient) latest(ctx context.Context, subject, text string) (int,
 	return s.ID(), nil
 }
 
+// sameCanonicalForm reports whether the registry's schema text a and cdcd's own b have the same Parsing
+// Canonical Form. An error is about a.
 func sameCanonicalForm(a, b string) (bool, error) {
-	sa, err := avro.ParseWithCache(a, "", &avro.SchemaCache{})
+	sa, err := parseSchema(a)
 	if err != nil {
 		return false, err
 	}
-	sb, err := avro.ParseWithCache(b, "", &avro.SchemaCache{})
+	sb, err := parseSchema(b)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("cdcd's own schema: %w", err)
 	}
 	return sa.Fingerprint() == sb.Fingerprint(), nil
+}
+
+// parseSchema parses Avro schema text, as the registry may return anything. hamba/avro panics on some
+// invalid schemas (a union without branches given a default indexes its first branch); such a panic is
+// returned as an error, so that a registry's answer cannot take the process down.
+func parseSchema(text string) (s avro.Schema, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s, err = nil, fmt.Errorf("not a valid Avro schema (the Avro parser failed: %v)", v)
+		}
+	}()
+	return avro.ParseWithCache(text, "", &avro.SchemaCache{})
 }
 
 // retry runs call until it succeeds, fails for good, or has been tried 1+retries times. The error names
@@ -156,7 +176,9 @@ func (r *registryClient) retry(ctx context.Context, what, subject string, call f
 		}
 		var resp *responseError
 		isResp := errors.As(err, &resp)
-		switch {
+		switch tlsErr := explainTLS(err); {
+		case tlsErr != nil:
+			return fatalError{fmt.Errorf("%w %s: %s subject %q: %w", ErrRegistry, r.urls, what, subject, tlsErr)}
 		case isResp && resp.status == http.StatusConflict:
 			return fatalError{fmt.Errorf("%w %s: %w: subject %q: HTTP 409: %s", ErrRegistry, r.urls, ErrIncompatible, subject, resp.Error())}
 		case isResp && !transientStatus(resp.status):
@@ -189,7 +211,7 @@ func (r *registryClient) attempt(ctx context.Context, call func(conn) error) err
 func (r *registryClient) send(ctx context.Context, ep *endpoint, call func(conn) error) (answered bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	tr := &transport{ctx: ctx, endpoint: ep, normalize: r.normalize}
+	tr := &transport{ctx: ctx, base: r.http, endpoint: ep, bearer: r.bearer, normalize: r.normalize}
 	hc := &http.Client{Transport: tr}
 	err = call(conn{sr: srclient.NewSchemaRegistryClient(ep.base, srclient.WithClient(hc)), hc: hc, base: ep.base, tr: tr})
 	return tr.answered, err
@@ -214,12 +236,15 @@ func (c conn) failure(err error) error {
 }
 
 // transport carries the HTTP round trips of one request to one URL. It gives them what srclient does
-// not: the request's context, basic auth, the user agent, normalize=true when normalize.schemas is set
-// (on every request, as the registry ignores it where it does not apply), and a record of the answer.
-// One request's round trips run one after the other, so the record needs no lock.
+// not: the request's context, basic or bearer auth (to the URL's host only, not to one a redirect leads
+// to), the user agent, normalize=true when normalize.schemas is set (on every request, as the registry
+// ignores it where it does not apply), and a record of the answer. One request's round trips run one
+// after the other, so the record needs no lock.
 type transport struct {
 	ctx       context.Context
+	base      http.RoundTripper
 	endpoint  *endpoint
+	bearer    *Bearer
 	normalize bool
 	answered  bool           // some round trip got an answer: the URL can be reached
 	refusal   *responseError // the last answer, when it was not a success
@@ -229,16 +254,17 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(t.ctx) // a RoundTripper must not modify the request it is given
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", contentType)
-	if t.endpoint.user != nil && req.URL.Host == t.endpoint.host {
-		pass, _ := t.endpoint.user.Password()
-		req.SetBasicAuth(t.endpoint.user.Username(), pass)
+	if req.URL.Host == t.endpoint.host {
+		if err := t.authorize(req); err != nil {
+			return nil, err
+		}
 	}
 	if t.normalize {
 		q := req.URL.Query()
 		q.Set("normalize", "true")
 		req.URL.RawQuery = q.Encode()
 	}
-	resp, err := http.DefaultTransport.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +278,30 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.refusal = newResponseError(resp.StatusCode, body)
 	}
 	return resp, nil
+}
+
+// authorize sets the request's credentials: the endpoint's basic auth, or the bearer token and
+// Confluent's headers. Obtaining an OAuth token may block until the token endpoint answers.
+func (t *transport) authorize(req *http.Request) error {
+	if t.endpoint.user != nil {
+		pass, _ := t.endpoint.user.Password()
+		req.SetBasicAuth(t.endpoint.user.Username(), pass)
+	}
+	if t.bearer == nil {
+		return nil
+	}
+	token, err := t.bearer.token(t.ctx)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if t.bearer.LogicalCluster != "" {
+		req.Header.Set(headerLogicalCluster, t.bearer.LogicalCluster)
+	}
+	if t.bearer.IdentityPoolID != "" {
+		req.Header.Set(headerIdentityPool, t.bearer.IdentityPoolID)
+	}
+	return nil
 }
 
 // responseError is a registry answer that is not a success.

@@ -3,6 +3,7 @@ package configdef
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -217,6 +218,16 @@ func ValidString(allowed ...string) Validator {
 			return nil
 		}
 		return &ConfigError{Name: name, Value: value, Message: "String must be one of: " + strings.Join(allowed, ", ")}
+	}
+}
+
+// CaseInsensitiveValidString is Kafka's ConfigDef.CaseInsensitiveValidString.
+func CaseInsensitiveValidString(allowed ...string) Validator {
+	return func(name string, value any) error {
+		if s, ok := value.(string); ok && slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, s) }) {
+			return nil
+		}
+		return &ConfigError{Name: name, Value: value, Message: "String must be one of (case insensitive): " + strings.Join(allowed, ", ")}
 	}
 }
 

@@ -1,7 +1,6 @@
 package configdef
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
 var typesByName = map[string]Type{
@@ -27,13 +28,13 @@ func TestParseValueMatchesKafka(t *testing.T) {
 	}
 	// Kafka validators the vectors record and no key of cdcd uses, so cdcd has none of them.
 	notInCDCD := map[string]bool{"caseInsensitive": true, "nonEmpty": true}
-	for _, line := range readLines(t, "testdata/parse_type.jsonl") {
+	for _, line := range testenv.JSONLines(t, "testdata/parse_type.jsonl") {
 		var v struct {
 			Type, Raw, Validator string
 			Value                *string
 			Error                *string
 		}
-		if err := json.Unmarshal([]byte(line), &v); err != nil {
+		if err := json.Unmarshal(line, &v); err != nil {
 			t.Fatal(err)
 		}
 		typ := typesByName[v.Type]
@@ -71,22 +72,6 @@ func TestParseValueMatchesKafka(t *testing.T) {
 			t.Errorf("%s %q: got %q, want %q", v.Type, v.Raw, got, *v.Value)
 		}
 	}
-}
-
-func readLines(t *testing.T, path string) []string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if sc.Text() != "" {
-			lines = append(lines, sc.Text())
-		}
-	}
-	return lines
 }
 
 // configInfosDefs mirrors the ConfigDef in ConnectVectors.configInfosVector.

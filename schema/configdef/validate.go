@@ -48,6 +48,23 @@ func (r Result) Errors() []string {
 	return out
 }
 
+// AddErrors adds each error to the value of the key it names (its ConfigKey method), adding a value for
+// a key the result does not list yet; an error naming no key is left out.
+func (r *Result) AddErrors(errs []error) {
+	for _, err := range errs {
+		k, ok := err.(interface{ ConfigKey() string })
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(r.Values, func(v Value) bool { return v.Name == k.ConfigKey() })
+		if i < 0 {
+			r.Values = append(r.Values, Value{Name: k.ConfigKey(), Set: true})
+			i = len(r.Values) - 1
+		}
+		r.Values[i].Errors = append(r.Values[i].Errors, err.Error())
+	}
+}
+
 // Value returns the validated value of a key and whether it is defined.
 func (r Result) Value(name string) (Value, bool) {
 	for _, v := range r.Values {

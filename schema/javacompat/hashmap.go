@@ -8,10 +8,24 @@ import (
 // HashMapCapacity is the table length of a java.util.HashMap created with new HashMap<>() after n puts
 // of distinct keys: 16, doubled whenever the size exceeds three quarters of the table (the default load
 // factor). A map made by new HashMap<>(otherMap), putAll into an empty map or new HashSet<>(collection)
-// is presized instead and may have a larger table; none of the maps cdcd emulates is built that way.
+// is presized instead and may have another table (HashMapCopyCapacity).
 func HashMapCapacity(n int) int {
 	capacity := 16
 	for n > capacity/4*3 {
+		capacity *= 2
+	}
+	return capacity
+}
+
+// HashMapCopyCapacity is the table length of new HashMap<>(m) for a map m of n entries, after extra more
+// distinct keys are put into the copy: tableSizeFor(n/0.75 + 1), doubled whenever the size then exceeds
+// three quarters of it. (Debezium's notifications copy a Map.of this way and add connector_name.)
+func HashMapCopyCapacity(n, extra int) int {
+	capacity := 1
+	for want := int(float32(n)/0.75 + 1); capacity < want; {
+		capacity *= 2
+	}
+	for n+extra > capacity/4*3 {
 		capacity *= 2
 	}
 	return capacity
@@ -55,6 +69,16 @@ func HashMapOrder(keys []string) []string {
 // The emulation ignores treeification (a chain of 8 or more keys in one bucket, which Java resolves by
 // growing the table or building a tree); the maps cdcd emulates never come near it.
 func HashMapOrderFunc[E any](entries []E, key func(E) string) []E {
+	return hashMapOrder(entries, key, HashMapCapacity)
+}
+
+// HashMapOrderWithCapacity is HashMapOrder for a map whose table length capacity gives for its number
+// of distinct keys (HashMapCopyCapacity for a copied map).
+func HashMapOrderWithCapacity(keys []string, capacity func(n int) int) []string {
+	return hashMapOrder(keys, func(k string) string { return k }, capacity)
+}
+
+func hashMapOrder[E any](entries []E, key func(E) string, capacity func(n int) int) []E {
 	unique := make([]E, 0, len(entries))
 	position := make(map[string]int, len(entries))
 	for _, e := range entries {
@@ -66,7 +90,7 @@ func HashMapOrderFunc[E any](entries []E, key func(E) string) []E {
 		position[k] = len(unique)
 		unique = append(unique, e)
 	}
-	mask := uint32(HashMapCapacity(len(unique)) - 1)
+	mask := uint32(capacity(len(unique)) - 1)
 	bucket := func(e E) int {
 		h := uint32(StringHash(key(e)))
 		return int((h ^ h>>16) & mask)

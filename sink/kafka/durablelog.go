@@ -60,6 +60,9 @@ type LogOpenerConfig struct {
 //     ctx. Other errors are returned at once.
 //   - Errors a restart cannot fix (a topic with several partitions, a client setting cdcd does not
 //     implement, no servers) are marked with source.Fatal, so the runtime fails the task for good.
+//   - The log's producer and consumer honour the security keys (security.protocol, ssl.*, sasl.*) of
+//     LogSpec.ProducerSettings and .ConsumerSettings; a client that names none uses the opener's
+//     Transport (see clientSecurity).
 //   - Every error names the topic ("topic <name> ...").
 //
 // A DurableLog is for the one goroutine that owns it, as source.DurableLog says; Close may be
@@ -104,7 +107,8 @@ func (o *LogOpener) OpenLog(ctx context.Context, spec source.LogSpec) (source.Du
 	if spec.Name == "" {
 		return nil, source.Fatal(errors.New("a durable log needs a topic name"))
 	}
-	if err := refuseClientSettings(spec); err != nil {
+	producer, consumer, err := o.clientSecurity(spec)
+	if err != nil {
 		return nil, err
 	}
 	servers := spec.Servers
@@ -119,20 +123,27 @@ func (o *LogOpener) OpenLog(ctx context.Context, spec source.LogSpec) (source.Du
 		topic:        spec.Name,
 		servers:      slices.Clone(servers),
 		addr:         kafkago.TCP(servers...),
-		transport:    o.transport,
 		log:          o.log.With("topic", spec.Name),
 		retryTimeout: o.retryTimeout,
 		maxBytes:     o.fetchMaxBytes,
 	}
-	if l.transport == nil {
-		l.owned = &kafkago.Transport{ClientID: o.clientID}
-		l.transport = l.owned
+	// The producer's transport also creates the topic and looks it up, as Debezium's KafkaSchemaHistory
+	// builds its admin client from the producer's settings; the consumer's reads.
+	l.transport = o.transportFor(l, producer)
+	l.readTransport = l.transport
+	if consumer != nil || producer != nil {
+		l.readTransport = o.transportFor(l, consumer)
 	}
 	l.client = &kafkago.Client{Addr: l.addr, Transport: l.transport, Timeout: o.requestTimeout}
+	l.reader = &kafkago.Client{Addr: l.addr, Transport: l.readTransport, Timeout: o.requestTimeout}
 
 	openCtx, cancel := context.WithTimeout(ctx, o.openTimeout)
 	defer cancel()
-	if err := l.ensureTopic(openCtx, spec.Settings); err != nil {
+	err = l.ensureTopic(openCtx, spec.Settings)
+	if err == nil && l.readTransport != l.transport {
+		err = l.knownToReader(openCtx)
+	}
+	if err != nil {
 		if ctx.Err() == nil && openCtx.Err() != nil {
 			err = fmt.Errorf("%w (gave up after %s)", err, o.openTimeout)
 		}
@@ -144,41 +155,85 @@ func (o *LogOpener) OpenLog(ctx context.Context, spec source.LogSpec) (source.Du
 	return l, nil
 }
 
-// refuseClientSettings refuses every producer and consumer setting: none is implemented yet, and a
-// setting that is not honoured must not be silently dropped.
-func refuseClientSettings(spec source.LogSpec) error {
+// transportFor is the transport of one of a log's clients: one made from its own security settings
+// (sec non-nil), else the opener's, else one of the log's own with kafka-go's defaults. Transports made
+// here are closed with the log.
+func (o *LogOpener) transportFor(l *topicLog, sec *ClientSecurity) kafkago.RoundTripper {
+	switch {
+	case sec != nil:
+		t := NewTransport(*sec, o.clientID)
+		l.owned = append(l.owned, t)
+		return t
+	case o.transport != nil:
+		return o.transport
+	}
+	if l.plain == nil {
+		l.plain = &kafkago.Transport{ClientID: o.clientID}
+		l.owned = append(l.owned, l.plain)
+	}
+	return l.plain
+}
+
+// CheckLogSpec refuses the client settings of spec that OpenLog would refuse, without contacting Kafka:
+// validation calls it when a connector is created. See clientSecurity.
+func (o *LogOpener) CheckLogSpec(spec source.LogSpec) error {
+	_, _, err := o.clientSecurity(spec)
+	return err
+}
+
+// clientSecurity reads the security of the log's producer and consumer (schema.history.internal.
+// producer.* and .consumer.*): a client whose settings hold any key of the security family gets its own
+// transport with exactly that security, as Debezium's history clients are built from their settings
+// alone; a client without any uses the opener's transport, so the history reaches a secured cluster with
+// the worker's security when it names none of its own. Every other client setting is refused: none is
+// implemented yet, and a setting that is not honoured must not be silently dropped. Errors are fatal.
+func (o *LogOpener) clientSecurity(spec source.LogSpec) (producer, consumer *ClientSecurity, err error) {
 	var errs []error
-	for _, c := range []struct {
-		client   string
-		settings map[string]string
-	}{{"producer", spec.ProducerSettings}, {"consumer", spec.ConsumerSettings}} {
-		keys := make([]string, 0, len(c.settings))
-		for k := range c.settings {
-			keys = append(keys, k)
+	read := func(client string, settings map[string]string) *ClientSecurity {
+		var other []string
+		for k := range settings {
+			if !IsSecurityKey(k) {
+				other = append(other, k)
+			}
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			errs = append(errs, fmt.Errorf("topic %s: %s.%s: cdcd does not implement this setting yet; remove it", spec.Name, c.client, k))
+		sort.Strings(other)
+		for _, k := range other {
+			errs = append(errs, fmt.Errorf("topic %s: %w", spec.Name, settingErr(client+"."+k, "cdcd does not implement this setting yet; remove it")))
 		}
+		security := SecuritySettings(settings)
+		if len(security) == 0 {
+			return nil
+		}
+		sec, err := ParseClientSecurity(security)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("topic %s: %w", spec.Name, WithKeyPrefix(err, client+".")))
+			return nil
+		}
+		return &sec
 	}
-	if len(errs) == 0 {
-		return nil
+	producer = read("producer", spec.ProducerSettings)
+	consumer = read("consumer", spec.ConsumerSettings)
+	if len(errs) > 0 {
+		return nil, nil, source.Fatal(errors.Join(errs...))
 	}
-	return source.Fatal(errors.Join(errs...))
+	return producer, consumer, nil
 }
 
 // topicLog is one topic's source.DurableLog.
 type topicLog struct {
-	topic        string
-	servers      []string
-	addr         net.Addr
-	transport    kafkago.RoundTripper
-	owned        *kafkago.Transport // the transport made for this log, nil when it is the opener's
-	client       *kafkago.Client
-	log          *slog.Logger
-	retryTimeout time.Duration
-	maxBytes     int
-	closed       atomic.Bool
+	topic         string
+	servers       []string
+	addr          net.Addr
+	transport     kafkago.RoundTripper                  // the producer's: metadata, topic creation, produce
+	readTransport kafkago.RoundTripper                  // the consumer's: offsets and fetch (often the same)
+	plain         *kafkago.Transport                    // the log's own default transport, when one was made
+	owned         []interface{ CloseIdleConnections() } // transports made for this log, closed by Close
+	client        *kafkago.Client
+	reader        *kafkago.Client
+	log           *slog.Logger
+	retryTimeout  time.Duration
+	maxBytes      int
+	closed        atomic.Bool
 }
 
 // ensureTopic makes sure the topic exists with exactly one partition and is known to the transport,
@@ -240,8 +295,13 @@ func (l *topicLog) ensureTopic(ctx context.Context, settings map[string]string) 
 // lookUp asks the cluster's metadata for the topic's partition count. found is false while the topic
 // is unknown or has no partitions yet. Errors that heal by themselves are retried.
 func (l *topicLog) lookUp(ctx context.Context, refresh bool) (partitions int, found bool, err error) {
+	return l.lookUpWith(ctx, l.transport, refresh)
+}
+
+// lookUpWith is lookUp through transport.
+func (l *topicLog) lookUpWith(ctx context.Context, transport kafkago.RoundTripper, refresh bool) (partitions int, found bool, err error) {
 	err = l.retry(ctx, func() error {
-		m, err := l.transport.RoundTrip(ctx, l.addr, &metadataAPI.Request{TopicNames: []string{l.topic}, AllowAutoTopicCreation: refresh})
+		m, err := transport.RoundTrip(ctx, l.addr, &metadataAPI.Request{TopicNames: []string{l.topic}, AllowAutoTopicCreation: refresh})
 		if err != nil {
 			return err
 		}
@@ -269,6 +329,24 @@ func (l *topicLog) lookUp(ctx context.Context, refresh bool) (partitions int, fo
 	return partitions, found, nil
 }
 
+// knownToReader waits until the consumer's own transport has the topic in its metadata, so the first
+// fetch finds the leader (see ensureTopic for why an auto-creating lookup refreshes it).
+func (l *topicLog) knownToReader(ctx context.Context) error {
+	backoff := 50 * time.Millisecond
+	for {
+		_, found, err := l.lookUpWith(ctx, l.readTransport, true)
+		if err != nil || found {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topic %s: the consumer's connection does not show it yet: %w", l.topic, ctx.Err())
+		case <-time.After(backoff):
+			backoff = min(2*backoff, time.Second)
+		}
+	}
+}
+
 func (l *topicLog) checkPartitions(n int) error {
 	if n != 1 {
 		return source.Fatal(fmt.Errorf("topic %s has %d partitions; it must have exactly one so the DDL stays in order: recreate it with one partition", l.topic, n))
@@ -283,7 +361,7 @@ func (l *topicLog) ReadAll(ctx context.Context) ([][]byte, error) {
 	}
 	var start, end int64
 	err := l.retry(ctx, func() error {
-		resp, err := l.client.ListOffsets(ctx, &kafkago.ListOffsetsRequest{
+		resp, err := l.reader.ListOffsets(ctx, &kafkago.ListOffsetsRequest{
 			Topics: map[string][]kafkago.OffsetRequest{l.topic: {kafkago.FirstOffsetOf(0), kafkago.LastOffsetOf(0)}},
 		})
 		if err != nil {
@@ -311,7 +389,7 @@ func (l *topicLog) ReadAll(ctx context.Context) ([][]byte, error) {
 	next := start
 	for next < end {
 		err := l.retry(ctx, func() error {
-			resp, err := l.client.Fetch(ctx, &kafkago.FetchRequest{
+			resp, err := l.reader.Fetch(ctx, &kafkago.FetchRequest{
 				Topic: l.topic, Partition: 0, Offset: next,
 				MinBytes: 1, MaxBytes: int64(l.maxBytes), MaxWait: 500 * time.Millisecond,
 			})
@@ -419,12 +497,14 @@ func nullable(b []byte) kafkago.Bytes {
 // Close closes the connections of the log's own transport; a transport handed to the opener is left
 // open for its other users. It waits for idle connections to close at most until ctx ends.
 func (l *topicLog) Close(ctx context.Context) error {
-	if l.closed.Swap(true) || l.owned == nil {
+	if l.closed.Swap(true) || len(l.owned) == 0 {
 		return nil
 	}
 	done := make(chan struct{})
 	go func() {
-		l.owned.CloseIdleConnections()
+		for _, t := range l.owned {
+			t.CloseIdleConnections()
+		}
 		close(done)
 	}()
 	select {
@@ -467,6 +547,9 @@ func (l *topicLog) retry(ctx context.Context, op func() error) error {
 // leader, not enough replicas, a timeout), a transport whose cached metadata lacks the topic or its
 // leader yet, a broken or refused connection, or a fetch that made no progress.
 func retriable(err error) bool {
+	if errors.Is(err, ErrSecurity) {
+		return false
+	}
 	var kerr kafkago.Error
 	if errors.As(err, &kerr) {
 		return kerr.Temporary()

@@ -20,7 +20,7 @@ var ErrWriterFailed = errors.New("kafka writer failed earlier")
 type DeliveryError struct {
 	Topic     string
 	Partition int
-	Records   int // records of the failed kafka-go batch (it may hold records of several Sends)
+	Records   int // records of the failed batch (it may hold records of several Sends)
 	Err       error
 }
 

@@ -14,7 +14,7 @@ import (
 
 // holdNextProduce makes the broker hold the next Produce request until release is closed, then
 // answer it with errCode, or process it normally if errCode is 0. held is closed once the request
-// is being held, i.e. once kafka-go has taken the batch off the partition queue.
+// is being held, i.e. once the producer has sent the batch.
 func holdNextProduce(c *kfake.Cluster, errCode int16, release <-chan struct{}) (held <-chan struct{}) {
 	heldCh := make(chan struct{})
 	c.ControlKey(kmsg.Produce.Int16(), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
@@ -41,10 +41,11 @@ func holdNextProduce(c *kfake.Cluster, errCode int16, release <-chan struct{}) (
 	return heldCh
 }
 
-// TestOneBatchInFlightPerPartition holds one batch at the broker while later Sends queue up behind
-// it, then lets it succeed late, fail once with a retriable error, or fail for good. The later
-// batches must land after it (or after the gap it leaves), never before, and never twice.
-func TestOneBatchInFlightPerPartition(t *testing.T) {
+// TestAHeldBatchKeepsItsPlace holds one batch at the broker while later Sends go out behind it
+// (pipelined on the same connection), then lets it succeed late, fail once with a retriable error, or
+// fail for good. The later batches must land after it (or after the gap it leaves, under the next
+// epoch), never before, and never twice.
+func TestAHeldBatchKeepsItsPlace(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		errCode   int16

@@ -17,18 +17,11 @@ import (
 //   - a nil key has no required placement. Java sticks to one partition until batch.size bytes went
 //     there, then switches (weighted by broker queue sizes); we keep the stickiness, which keeps
 //     batches large, and pick the next partition uniformly.
-//
-// It also records each message's partition in its recordRef, because kafka-go fills in
-// Message.Partition only when the broker answered, and a failed batch must still name its partition.
 type javaPartitioner struct {
-	keyed kafkago.Murmur2Balancer
-
 	stickyBytes int64 // batch.size: bytes after which a nil-key topic moves on
 	mu          sync.Mutex
 	sticky      map[string]*stickyPartition // by topic
 }
-
-var _ kafkago.Balancer = (*javaPartitioner)(nil)
 
 type stickyPartition struct {
 	partition int
@@ -37,28 +30,44 @@ type stickyPartition struct {
 
 func newJavaPartitioner(stickyBytes int64) *javaPartitioner {
 	return &javaPartitioner{
-		keyed:       kafkago.Murmur2Balancer{Consistent: true},
 		stickyBytes: stickyBytes,
 		sticky:      map[string]*stickyPartition{},
 	}
 }
 
-// Balance implements kafkago.Balancer. kafka-go calls it from Send's goroutine, possibly from
-// several Sends at once; partitions is always 0..n-1.
-func (p *javaPartitioner) Balance(msg kafkago.Message, partitions ...int) int {
-	var partition int
-	if msg.Key != nil {
-		partition = p.keyed.Balance(msg, partitions...)
-	} else {
-		partition = p.stickyFor(msg.Topic, int64(len(msg.Value)), partitions)
+// place returns the partition of a record of topic with key (nil: no key) and a value of size bytes,
+// among partitions partitions. It may be called concurrently.
+func (p *javaPartitioner) place(topic string, key []byte, size int64, partitions int) int {
+	if key != nil {
+		return murmur2Partition(key, partitions)
 	}
-	if ref, ok := msg.WriterData.(*recordRef); ok {
-		ref.partition = partition
-	}
-	return partition
+	return p.stickyFor(topic, size, partitions)
 }
 
-func (p *javaPartitioner) stickyFor(topic string, size int64, partitions []int) int {
+// murmur2Partition is Java's toPositive(murmur2(key)) % partitions: kafka-go's Murmur2Balancer with
+// Consistent set computes exactly that.
+func murmur2Partition(key []byte, partitions int) int {
+	ids := partitionIDs[:]
+	if partitions <= len(ids) {
+		ids = ids[:partitions]
+	} else {
+		ids = make([]int, partitions)
+		for i := range ids {
+			ids[i] = i
+		}
+	}
+	return kafkago.Murmur2Balancer{Consistent: true}.Balance(kafkago.Message{Key: key}, ids...)
+}
+
+// partitionIDs is 0…1023, the partition lists Murmur2Balancer takes, without an allocation per record.
+var partitionIDs = func() (ids [1024]int) {
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
+}()
+
+func (p *javaPartitioner) stickyFor(topic string, size int64, partitions int) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.sticky[topic]
@@ -66,14 +75,14 @@ func (p *javaPartitioner) stickyFor(topic string, size int64, partitions []int) 
 		s = &stickyPartition{partition: -1}
 		p.sticky[topic] = s
 	}
-	if s.partition < 0 || s.partition >= len(partitions) || s.bytes >= p.stickyBytes {
-		next := rand.IntN(len(partitions))
-		if len(partitions) > 1 && next == s.partition {
+	if s.partition < 0 || s.partition >= partitions || s.bytes >= p.stickyBytes {
+		next := rand.IntN(partitions)
+		if partitions > 1 && next == s.partition {
 			// Like Java, never "switch" to the partition we are leaving.
-			next = (next + 1 + rand.IntN(len(partitions)-1)) % len(partitions)
+			next = (next + 1 + rand.IntN(partitions-1)) % partitions
 		}
 		s.partition, s.bytes = next, 0
 	}
 	s.bytes += size
-	return partitions[s.partition]
+	return s.partition
 }

@@ -1,28 +1,25 @@
 // Package kafka is cdcd's producer: it writes already-encoded records to Kafka the way Kafka
-// Connect's producer for source tasks does (acks=all, one request in flight per partition, the
-// Java partitioner, Connect's topic creation) and tells the caller when each Send is fully
-// acknowledged, so the pipeline can advance its durable position only behind Kafka.
+// Connect's producer for source tasks does (acks=all, the Java partitioner, Connect's topic
+// creation) and tells the caller when each Send is fully acknowledged, so the pipeline can advance
+// its durable position only behind Kafka.
 //
-// Ordering, the property everything else rests on, comes from kafka-go v0.4.51's Writer
-// (writer.go): each topic-partition has exactly one partitionWriter whose single goroutine
-// (writeBatches) takes batches off a FIFO queue one at a time, and writeBatch retries a failed
-// batch inline — sleeping, then producing the same batch again — before it takes the next one. So
-// at most one produce request per partition is ever in flight, retries included, and a partition
-// receives batches in the order Send enqueued their records. That is Connect's
-// max.in.flight.requests.per.connection=1 guarantee; writer_test.go's fault tests check it against
-// an in-process broker that fails and delays chosen batches.
+// The producer itself (producer.go) is built on kafka-go's protocol package: its own pipelined
+// connections (conn.go), record batches encoded by kafka-go and stamped with a producer id, epoch and
+// sequence (batch.go), and the Java producer's handling of the broker's answers. Order per partition,
+// retries included, and no duplicates under enable.idempotence are its properties; producer.go says
+// how. kafka-go's Writer is not used: it keeps one request in flight per partition and cannot stamp
+// batches for idempotence.
 //
-// What kafka-go does not give, and this package adds: a bound on buffered bytes (backpressure),
-// per-Send completion, topic creation, and Java-compatible placement of keyless records.
+// What this file adds around the producer: a bound on buffered bytes (backpressure), per-Send
+// completion, topic creation, and the admin client (topic creation, Ping) on kafka-go's Transport.
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,12 +45,25 @@ type Config struct {
 	// A producer client.id overrides it.
 	ClientID string
 	// Producer holds the producer.* settings (worker, then producer.override.* of the connector)
-	// with the prefix stripped. Java producer keys are mapped to kafka-go; keys that would change
-	// what lands in Kafka and cannot be honoured (transactional.id, partitioner.class,
-	// security.protocol other than PLAINTEXT, …) make NewWriter fail, the others are logged.
+	// with the prefix stripped. Java producer keys are honoured as the Java producer reads them; keys that would change
+	// what lands in Kafka and cannot be honoured (transactional.id, partitioner.class, …) make
+	// NewWriter fail, the others are logged. Its security keys (security.protocol, ssl.*, sasl.*) are
+	// the producer's TLS and SASL (ParseClientSecurity): each is honoured or NewWriter fails.
 	Producer map[string]string
+	// Admin holds the security settings of the client that creates topics and answers Ping: Connect's
+	// source-task admin client (Worker.adminConfigs) takes the worker's top-level settings, then its
+	// admin.* settings, then the connector's admin.override.*, prefixes stripped. Nil: the producer's
+	// security. Keys outside the security family are not read.
+	Admin map[string]string
+	// AdminClientID is the admin client's client.id (Connect's connector-adminclient-<connector>-<task>);
+	// "" uses the producer's.
+	AdminClientID string
 	// TopicCreation comes from ParseTopicCreation; the zero value leaves topic creation to the broker.
 	TopicCreation TopicCreation
+	// TransactionalID, when not "", makes the Writer transactional (Kafka Connect's exactly-once source
+	// support): its Sends join a Kafka transaction that Commit ends. It is the runtime's, never the
+	// user's (a producer transactional.id is refused).
+	TransactionalID string
 	// MaxInFlightBytes bounds the record bytes handed to Send and not yet acknowledged; Send blocks
 	// beyond it. 0 means the producer's buffer.memory if set, else DefaultMaxInFlightBytes.
 	MaxInFlightBytes int64
@@ -63,21 +73,17 @@ type Config struct {
 // buffer.memory is set.
 const DefaultMaxInFlightBytes = 64 << 20
 
-// kafka-go also cuts batches by record count, which Java does not. 1000 records lets batches of
-// small records grow to a useful size while bounding what kafka-go preallocates per batch.
-const batchRecords = 1000
-
 // Writer produces records to Kafka. Its methods are safe for concurrent use.
 type Writer struct {
 	log      *slog.Logger
 	brokers  []string
-	producer *kafkago.Writer
+	producer *producer
 	topics   *topicCreator // nil when topic creation is disabled
 	admin    *kafkago.Client
 	budget   *byteBudget
 
-	transport *abandonableTransport
-	maxBlock  time.Duration
+	adminTransport *Transport
+	maxBlock       time.Duration
 
 	// lifetime ends when Close starts; it interrupts Sends blocked on the budget or metadata.
 	lifetime context.Context
@@ -85,7 +91,7 @@ type Writer struct {
 
 	mu      sync.Mutex
 	closed  bool
-	sending sync.WaitGroup // Sends between the closed check and handing records to kafka-go
+	sending sync.WaitGroup // Sends between the closed check and handing records to the producer
 
 	failed atomic.Pointer[error] // first permanent delivery failure
 
@@ -94,7 +100,7 @@ type Writer struct {
 	outstanding   map[*sendToken]struct{}
 }
 
-var _ sink.Sink = (*Writer)(nil)
+var _ sink.Transactional = (*Writer)(nil)
 
 // NewWriter validates cfg and builds a Writer that logs to log (slog.Default() if nil). It does
 // not contact Kafka (use Ping for an early check); an error means the configuration cannot be
@@ -103,9 +109,24 @@ func NewWriter(cfg Config, log *slog.Logger) (*Writer, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	// Errors name the keys as the producer.* and admin.* families name them.
+	var errs []error
 	settings, err := parseProducerSettings(cfg, log)
 	if err != nil {
-		return nil, fmt.Errorf("kafka producer: %w", err)
+		errs = append(errs, fmt.Errorf("kafka producer: %w", WithKeyPrefix(err, "producer.")))
+	}
+	producerSecurity, err := ParseClientSecurity(cfg.Producer)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("kafka producer: %w", WithKeyPrefix(err, "producer.")))
+	}
+	adminSecurity := producerSecurity
+	if cfg.Admin != nil {
+		if adminSecurity, err = ParseClientSecurity(cfg.Admin); err != nil {
+			errs = append(errs, fmt.Errorf("kafka admin client (topic creation): %w", WithKeyPrefix(err, "admin.")))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	limit := cfg.MaxInFlightBytes
 	if limit <= 0 {
@@ -115,51 +136,26 @@ func NewWriter(cfg Config, log *slog.Logger) (*Writer, error) {
 		limit = DefaultMaxInFlightBytes
 	}
 
-	transport := &abandonableTransport{
-		Transport: &kafkago.Transport{
-			ClientID:    settings.clientID,
-			DialTimeout: settings.requestTimeout,
-			IdleTimeout: settings.idleTimeout,
-			MetadataTTL: settings.metadataTTL,
-		},
-	}
-	transport.abandoned, transport.abandon = context.WithCancel(context.Background())
+	// Topic creation and Ping go through the admin client, on kafka-go's Transport with the admin's
+	// security and client id, as Connect's TopicAdmin is a client of its own.
+	adminClientID := cmp.Or(cfg.AdminClientID, settings.clientID)
+	adminTransport := NewTransport(adminSecurity, adminClientID)
+	adminTransport.DialTimeout, adminTransport.IdleTimeout, adminTransport.MetadataTTL = settings.requestTimeout, settings.idleTimeout, settings.metadataTTL
 
 	lifetime, stop := context.WithCancel(context.Background())
 	w := &Writer{
-		log:       log,
-		brokers:   settings.brokers,
-		budget:    newByteBudget(limit),
-		transport: transport,
-		maxBlock:  settings.maxBlock,
-		lifetime:  lifetime,
-		stop:      stop,
+		log:            log,
+		brokers:        settings.brokers,
+		budget:         newByteBudget(limit),
+		adminTransport: adminTransport,
+		maxBlock:       settings.maxBlock,
+		lifetime:       lifetime,
+		stop:           stop,
 
 		outstanding: map[*sendToken]struct{}{},
-		admin:       &kafkago.Client{Addr: kafkago.TCP(settings.brokers...), Transport: transport, Timeout: settings.requestTimeout},
+		admin:       &kafkago.Client{Addr: kafkago.TCP(settings.brokers...), Transport: adminTransport, Timeout: settings.requestTimeout},
 	}
-	w.producer = &kafkago.Writer{
-		Addr:            kafkago.TCP(settings.brokers...),
-		Balancer:        newJavaPartitioner(settings.stickyBytes),
-		MaxAttempts:     settings.maxAttempts,
-		WriteBackoffMin: settings.backoffMin,
-		WriteBackoffMax: settings.backoffMax,
-		BatchSize:       batchRecords,
-		BatchBytes:      settings.batchBytes,
-		BatchTimeout:    settings.linger,
-		ReadTimeout:     settings.requestTimeout,
-		WriteTimeout:    settings.requestTimeout,
-		RequiredAcks:    settings.acks,
-		Async:           true,
-		Completion:      w.complete,
-		Compression:     settings.compression,
-		ErrorLogger:     kafkago.LoggerFunc(w.logKafkaGoError),
-		Transport:       newTopicMetadataCache(transport, partitionCountTTL),
-		// The Java producer's metadata requests allow auto-creation; topics under Connect's topic
-		// creation are created explicitly before their first record, so this only matters
-		// when topic creation is off — where the broker's auto.create.topics.enable decides.
-		AllowAutoTopicCreation: true,
-	}
+	w.producer = newProducer(settings, producerSecurity, log, w.complete)
 	if cfg.TopicCreation.Enabled() {
 		w.topics = &topicCreator{creation: cfg.TopicCreation, client: w.admin, brokers: w.brokers, log: log, known: map[string]bool{}}
 	}
@@ -246,20 +242,7 @@ func (w *Writer) send(ctx context.Context, recs []sink.Record, done func(err err
 	w.outstandingMu.Lock()
 	w.outstanding[tok] = struct{}{}
 	w.outstandingMu.Unlock()
-	refs := make([]recordRef, len(recs)) // one allocation per call, not per record
-	msgs := make([]kafkago.Message, len(recs))
-	for i, r := range recs {
-		refs[i] = recordRef{token: tok, partition: -1}
-		msgs[i] = kafkago.Message{Topic: r.Topic, Key: r.Key, Value: r.Value, Time: r.Time, WriterData: &refs[i]}
-		if len(r.Headers) > 0 {
-			msgs[i].Headers = make([]kafkago.Header, len(r.Headers))
-			for j, h := range r.Headers {
-				msgs[i].Headers[j] = kafkago.Header{Key: h.Key, Value: h.Value}
-			}
-		}
-	}
-
-	if err := w.enqueue(ctx, msgs); err != nil {
+	if err := w.producer.append(ctx, recs, tok); err != nil {
 		w.forget(tok)
 		w.budget.release(charge)
 		return err
@@ -274,9 +257,9 @@ func (w *Writer) forget(tok *sendToken) {
 	w.outstandingMu.Unlock()
 }
 
-// Flush blocks until every Send that returned before the call has had its done called, or ctx ends. kafka-go
-// sends a partition's batch once it is full or linger.ms passed, so Flush waits at most one linger beyond
-// the acks; it does not cut batches short.
+// Flush blocks until every Send that returned before the call has had its done called, or ctx ends. The
+// producer sends a partition's batch once it is full or linger.ms passed, so Flush waits at most one linger
+// beyond the acks; it does not cut batches short.
 func (w *Writer) Flush(ctx context.Context) error {
 	w.outstandingMu.Lock()
 	waiting := make([]chan struct{}, 0, len(w.outstanding))
@@ -294,42 +277,34 @@ func (w *Writer) Flush(ctx context.Context) error {
 	return nil
 }
 
-// enqueue hands msgs to kafka-go. In async mode WriteMessages only looks up partition counts and
-// appends to the partition queues, all or nothing: it fails before queueing anything if any
-// message is too large or any topic's metadata is unavailable. Metadata errors that heal by
-// themselves (an auto-created topic without a leader yet, a broker restarting) are retried here,
-// like the Java producer's wait for metadata in send().
-func (w *Writer) enqueue(ctx context.Context, msgs []kafkago.Message) error {
-	backoff := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := w.producer.WriteMessages(ctx, msgs...)
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, io.ErrClosedPipe):
-			return ErrClosed
-		case !retriableMetadataError(err):
-			return fmt.Errorf("kafka: %w", err)
-		}
-		if attempt%20 == 0 {
-			w.log.Warn("still waiting for Kafka metadata", "brokers", w.brokers, "attempts", attempt, "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return unreachableError(w.brokers, fmt.Errorf("%w (last error: %w)", ctx.Err(), err))
-		case <-time.After(backoff):
-			backoff = min(2*backoff, time.Second)
-		}
+// Commit ends the transaction that the Sends since the last Commit opened, with recs — the offsets that
+// stand for them — inside it: it sends recs, waits until every record of the transaction is
+// acknowledged, and commits (EndTxn). Once it returns nil, a read_committed consumer sees all of the
+// transaction's records or, had it failed, none. The caller must not Send while Commit runs.
+//
+// An error means the transaction did not commit, or its outcome is unknown: the Writer has failed, and
+// the caller restarts from its last committed offset with a new Writer, whose producer aborts what
+// was left open. Only a Writer made with Config.TransactionalID commits.
+func (w *Writer) Commit(ctx context.Context, recs []sink.Record) error {
+	if w.producer.txn == nil {
+		return errors.New("kafka: Commit on a Writer without a transactional.id")
 	}
-}
-
-func retriableMetadataError(err error) bool {
-	var kerr kafkago.Error
-	if errors.As(err, &kerr) {
-		return kerr.Temporary()
+	if err := w.Send(ctx, recs, func(error) {}); err != nil { // its outcome is Flush's and failed's
+		return err
 	}
-	var nerr net.Error
-	return errors.As(err, &nerr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+	drained := w.producer.drain()
+	err := w.Flush(ctx)
+	drained()
+	if err != nil {
+		return err
+	}
+	if failed := w.failed.Load(); failed != nil {
+		return fmt.Errorf("%w: %w", ErrWriterFailed, *failed)
+	}
+	if err := w.producer.endTransaction(ctx); err != nil {
+		return fmt.Errorf("kafka: committing the transaction: %w", err)
+	}
+	return nil
 }
 
 // InFlightBytes reports the bytes handed to Send and not yet resolved (for metrics).
@@ -351,49 +326,35 @@ func (w *Writer) Close(ctx context.Context) error {
 	w.closed = true
 	w.mu.Unlock()
 	w.stop()
-	w.sending.Wait() // no Send can be adding to kafka-go's queues while it closes them
+	w.sending.Wait() // no Send is adding records while the producer drains
 
-	flushed := make(chan struct{})
-	go func() {
-		_ = w.producer.Close() // always nil in v0.4.51
-		w.transport.CloseIdleConnections()
-		close(flushed)
-	}()
+	w.producer.close()
+	defer w.adminTransport.CloseIdleConnections()
 	select {
-	case <-flushed:
+	case <-w.producer.stopped:
 		return nil
 	case <-ctx.Done():
-		w.transport.abandon()
+		w.producer.abandon()
 		return fmt.Errorf("kafka: closing with %d bytes unacknowledged: %w", w.budget.inUse(), ctx.Err())
 	}
 }
 
-// complete is kafka-go's Completion callback: all messages are one batch of one partition, with
-// their tokens in WriterData. kafka-go calls it from the partition's goroutine, once per batch.
-func (w *Writer) complete(messages []kafkago.Message, err error) {
+// complete is the producer's resolution of one batch, called from its loop in queue order per partition.
+func (w *Writer) complete(b *batch, err error) {
 	if err != nil {
-		ref := messages[0].WriterData.(*recordRef)
-		if errors.Is(err, errAbandoned) {
-			err = ErrClosed
-		}
-		derr := &DeliveryError{Topic: messages[0].Topic, Partition: ref.partition, Records: len(messages), Err: err}
+		derr := &DeliveryError{Topic: b.tp.topic, Partition: int(b.tp.partition), Records: len(b.recs), Err: err}
 		if w.failed.CompareAndSwap(nil, new(error(derr))) {
 			w.log.Error("kafka rejected a batch for good; records after the last durable position must be re-sent",
 				"topic", derr.Topic, "partition", derr.Partition, "records", derr.Records, "error", err)
 		}
 		err = derr
 	}
-	for i := range messages {
-		ref := messages[i].WriterData.(*recordRef)
-		if ref.token.resolve(err) {
-			w.forget(ref.token)
-			w.budget.release(ref.token.charge)
+	for _, tok := range b.tokens {
+		if tok.resolve(err) {
+			w.forget(tok)
+			w.budget.release(tok.charge)
 		}
 	}
-}
-
-func (w *Writer) logKafkaGoError(format string, args ...any) {
-	w.log.Warn("kafka producer: "+fmt.Sprintf(format, args...), "brokers", w.brokers)
 }
 
 // sendToken tracks one Send: how many of its records are unresolved, and whether done was called.
@@ -417,36 +378,4 @@ func (t *sendToken) resolve(err error) (last bool) {
 	t.once.Do(func() { t.done(nil) })
 	close(t.resolved)
 	return true
-}
-
-// recordRef is a message's WriterData: its Send's token and the partition the partitioner chose.
-type recordRef struct {
-	token     *sendToken
-	partition int
-}
-
-// errAbandoned fails the requests of a writer whose Close gave up waiting.
-var errAbandoned = errors.New("kafka writer abandoned by Close")
-
-// abandonableTransport lets Close stop kafka-go's retries. kafka-go retries a batch up to
-// MaxAttempts with no way to cancel it (writeBatch's own TODO); after abandon, every round trip,
-// including those in flight, fails at once with an error kafka-go does not retry.
-type abandonableTransport struct {
-	*kafkago.Transport
-	abandoned context.Context
-	abandon   context.CancelFunc
-}
-
-func (t *abandonableTransport) RoundTrip(ctx context.Context, addr net.Addr, req kafkago.Request) (kafkago.Response, error) {
-	if t.abandoned.Err() != nil {
-		return nil, errAbandoned
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(t.abandoned, cancel)()
-	resp, err := t.Transport.RoundTrip(ctx, addr, req)
-	if err != nil && t.abandoned.Err() != nil {
-		return nil, errAbandoned
-	}
-	return resp, err
 }

@@ -135,6 +135,13 @@ var (
 	propagateTypesKey = "datatype.propagate.source.type"
 )
 
+// IsOptionKey reports whether key is a column mapper's key with its parameters in the name
+// (column.truncate.to.N.chars, column.mask.with.N.chars, column.mask.hash[.v2].ALGORITHM.with.salt.SALT),
+// which Parse reads.
+func IsOptionKey(key string) bool {
+	return truncateKey.MatchString(key) || maskKey.MatchString(key) || hashKey.MatchString(key) || hashV2Key.MatchString(key)
+}
+
 // Parse reads the column mapping options of settings, reporting refused values on p. It returns nil when
 // no option is set.
 func Parse(p *props.Parser, settings map[string]string) *Mappers {

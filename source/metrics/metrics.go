@@ -61,13 +61,14 @@ type Stream struct {
 	behind       prometheus.Gauge
 	last         prometheus.Gauge
 	connected    prometheus.Gauge
+	state        *connectorState // the same facts under Debezium's names (debezium.go)
 }
 
 // NewStream returns the streaming metrics of connector.
 func NewStream(connector string) *Stream {
 	s := &Stream{events: map[byte]prometheus.Counter{}, transactions: transactions.WithLabelValues(connector, task),
 		behind: behindSource.WithLabelValues(connector, task), last: lastEvent.WithLabelValues(connector, task),
-		connected: connected.WithLabelValues(connector, task)}
+		connected: connected.WithLabelValues(connector, task), state: stateOf(connector)}
 	for _, op := range "cudtmr" {
 		s.events[byte(op)] = events.WithLabelValues(connector, task, string(op))
 	}
@@ -75,20 +76,58 @@ func NewStream(connector string) *Stream {
 }
 
 // Event counts an event of op (c, u, d, t, m or r).
-func (s *Stream) Event(op byte) { s.events[op].Inc() }
+func (s *Stream) Event(op byte) {
+	s.events[op].Inc()
+	switch op {
+	case 'c':
+		s.state.created.Add(1)
+	case 'u':
+		s.state.updated.Add(1)
+	case 'd':
+		s.state.deleted.Add(1)
+	case 'r': // a snapshot's rows count in the snapshot context (Snapshot.Progress)
+	default:
+		s.state.otherEvents.Add(1)
+	}
+}
 
 // Committed counts a transaction the database committed at changed and the reader finished reading at
 // now: the lag and last-event time move once per transaction, which keeps the per-event cost a counter.
 func (s *Stream) Committed(changed, now time.Time) {
 	s.transactions.Inc()
+	s.state.transactions.Add(1)
 	if !changed.IsZero() {
-		s.behind.Set(float64(now.Sub(changed).Milliseconds()))
+		lag := now.Sub(changed).Milliseconds()
+		s.behind.Set(float64(lag))
+		s.state.lag(lag)
 	}
 	s.last.Set(float64(now.UnixMilli()) / 1000)
+	s.state.lastEventMilli.Store(now.UnixMilli())
 }
+
+// Filtered counts a change the include/exclude lists or skipped.operations dropped (Debezium's
+// NumberOfEventsFiltered).
+func (s *Stream) Filtered() { s.state.filtered.Add(1) }
+
+// Binlog records a binlog reader's position in its current file and whether the server uses GTIDs.
+func (s *Stream) Binlog(pos int64, gtids bool) {
+	s.state.binlog.Store(true)
+	s.state.binlogPos.Store(pos)
+	s.state.gtidMode.Store(gtids)
+}
+
+// SkippedEvent counts a binlog event passed over when resuming inside a transaction delivered in part.
+func (s *Stream) SkippedEvent() { s.state.skippedEvents.Add(1) }
+
+// Disconnected counts a lost binlog connection.
+func (s *Stream) Disconnected() { s.state.disconnects.Add(1) }
+
+// RolledBack counts a transaction the binlog ended with ROLLBACK.
+func (s *Stream) RolledBack() { s.state.rolls.Add(1) }
 
 // Connected records whether the replication connection is open.
 func (s *Stream) Connected(up bool) {
+	s.state.connected.Store(up)
 	if up {
 		s.connected.Set(1)
 	} else {
@@ -99,6 +138,7 @@ func (s *Stream) Connected(up bool) {
 // Snapshot is one connector's snapshot metrics.
 type Snapshot struct {
 	running, total, done, rows, estimate, remaining prometheus.Gauge
+	state                                           *connectorState
 }
 
 // NewSnapshot returns the snapshot metrics of connector.
@@ -106,7 +146,7 @@ func NewSnapshot(connector string) *Snapshot {
 	return &Snapshot{running: snapshotRunning.WithLabelValues(connector, task),
 		total: snapshotTables.WithLabelValues(connector, task, "total"), done: snapshotTables.WithLabelValues(connector, task, "done"),
 		rows: snapshotRows.WithLabelValues(connector, task), estimate: snapshotRowsEstimate.WithLabelValues(connector, task),
-		remaining: snapshotRemaining.WithLabelValues(connector, task)}
+		remaining: snapshotRemaining.WithLabelValues(connector, task), state: stateOf(connector)}
 }
 
 // Start records a snapshot of tables tables and (when the database estimates it, else 0) rows rows.
@@ -116,6 +156,9 @@ func (s *Snapshot) Start(tables int, rows int64) {
 	s.done.Set(0)
 	s.rows.Set(0)
 	s.estimate.Set(float64(rows))
+	s.state.mu.Lock()
+	s.state.snap = snapshotState{running: true, started: time.Now(), tables: tables, rowsByTable: map[string]int64{}}
+	s.state.mu.Unlock()
 }
 
 // Progress records the tables done, the rows read and, when known (≥ 0), the estimated seconds left.
@@ -125,7 +168,67 @@ func (s *Snapshot) Progress(tablesDone int, rows int64, remaining float64) {
 	if remaining >= 0 {
 		s.remaining.Set(remaining)
 	}
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	snap := &s.state.snap
+	if rows != snap.rows {
+		snap.lastRow = time.Now()
+	}
+	snap.done, snap.rows = tablesDone, rows
+}
+
+// TableRows records the rows the snapshot read of table (schema.table, or database.table for MySQL) so
+// far: Debezium's RowsScanned, per table.
+func (s *Snapshot) TableRows(table string, rows int64) {
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	if s.state.snap.rowsByTable == nil {
+		s.state.snap.rowsByTable = map[string]int64{}
+	}
+	s.state.snap.rowsByTable[table] = rows
+}
+
+// Paused records an incremental snapshot's pause-snapshot (true) and resume-snapshot (false).
+func (s *Snapshot) Paused(paused bool) {
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	snap := &s.state.snap
+	switch {
+	case paused && !snap.paused:
+		snap.paused, snap.pausedSince = true, time.Now()
+	case !paused && snap.paused:
+		snap.paused, snap.pausedFor = false, snap.pausedFor+time.Since(snap.pausedSince)
+	}
 }
 
 // Stop records that no snapshot runs.
-func (s *Snapshot) Stop() { s.running.Set(0) }
+// A snapshot that stops with every table done completed; one that stops earlier (an error, the task
+// stopping) was aborted.
+func (s *Snapshot) Stop() {
+	s.running.Set(0)
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	snap := &s.state.snap
+	if !snap.running {
+		return
+	}
+	snap.running, snap.stopped = false, time.Now()
+	snap.completed = snap.done >= snap.tables
+	snap.aborted = !snap.completed
+}
+
+// lag records a MilliSecondsBehindSource measurement.
+func (s *connectorState) lag(ms int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.behind = ms
+	if s.behindCount == 0 || ms < s.behindMin {
+		s.behindMin = ms
+	}
+	if s.behindCount == 0 || ms > s.behindMax {
+		s.behindMax = ms
+	}
+	s.behindSum += ms
+	s.behindCount++
+	s.behindSketch.add(float64(ms))
+}

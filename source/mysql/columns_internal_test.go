@@ -2,12 +2,14 @@ package mysql
 
 import (
 	"log/slog"
+	"reflect"
 	"testing"
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/source/mysql/ddl"
 	"github.com/cdcd/cdcd/source/mysql/tables"
 	"github.com/cdcd/cdcd/source/mysql/types"
+	"github.com/go-mysql-org/go-mysql/replication"
 )
 
 // TestColumnMappersChangeTheRowNotTheKey: the column options map the row's fields, schema and values,
@@ -48,5 +50,17 @@ func TestColumnMappersChangeTheRowNotTheKey(t *testing.T) {
 	}
 	if key := ts.keyOf(row); key.Values[0] != "abc" {
 		t.Errorf("key %v, want the unmapped value", key.Values)
+	}
+}
+
+// compressedRows reads go-mysql's unexported RowsEvent.compressed; this fails when a go-mysql upgrade
+// renames it, instead of the inflation bound of MariaDB's compressed rows events silently turning off.
+func TestCompressedRowsSeesGoMySQLsField(t *testing.T) {
+	f, ok := reflect.TypeOf(replication.RowsEvent{}).FieldByName("compressed")
+	if !ok || f.Type.Kind() != reflect.Bool {
+		t.Fatal("go-mysql's RowsEvent has no bool field compressed: update compressedRows")
+	}
+	if compressedRows(&replication.RowsEvent{}) {
+		t.Error("an uncompressed event reads as compressed")
 	}
 }

@@ -5,6 +5,7 @@
 package mysql
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -15,7 +16,9 @@ import (
 	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source/columns"
 	"github.com/cdcd/cdcd/source/mysql/types"
+	"github.com/cdcd/cdcd/source/notify"
 	"github.com/cdcd/cdcd/source/props"
+	"github.com/cdcd/cdcd/source/signal"
 )
 
 // The connector classes, and the names each writes into source.connector.
@@ -33,7 +36,17 @@ type Config struct {
 	Port           int
 	User, Password string
 	ServerID       uint32
-	ConnectTimeout time.Duration
+	ConnectTimeout time.Duration // connect.timeout.ms: the binlog connection's
+	// The JDBC options cdcd maps to the query connections (snapshot, checks, schema reads):
+	// database.connectTimeout (ms; unset: connect.timeout.ms, as Debezium passes it to the driver),
+	// database.socketTimeout (ms; 0: none) and database.tcpKeepAlive (true).
+	QueryConnectTimeout, SocketTimeout time.Duration
+	TCPKeepAlive                       bool
+	// SSLMode and TLS are database.ssl.*, for the query and the binlog connections alike: TLS is nil when
+	// SSLMode is SSLDisabled, and holds the keystore's certificate and the verification of the mode
+	// otherwise.
+	SSLMode SSLMode
+	TLS     *tls.Config
 
 	TopicPrefix string
 	Topics      schema.TopicNaming
@@ -49,7 +62,10 @@ type Config struct {
 	GTIDExcludes         []*regexp.Regexp
 	GTIDFilterDML        bool // gtid.source.filter.dml.events
 
-	HeartbeatInterval  time.Duration
+	HeartbeatInterval time.Duration
+	// ProvideTxMetadata writes BEGIN and END records to the transaction topic and a transaction block into
+	// every data event (provide.transaction.metadata).
+	ProvideTxMetadata  bool
 	TombstonesOnDelete bool
 	SkippedOps         map[byte]bool
 
@@ -63,6 +79,9 @@ type Config struct {
 
 	SchemaNames, FieldNames *schema.NameAdjuster
 	Columns                 *columns.Mappers // column.mask.*, column.truncate.*, *.propagate.source.type
+
+	Signals signal.Config // signal.*, incremental.snapshot.* (signal.data.collection as database.table)
+	Notify  notify.Config // notification.*
 }
 
 // ConfigError is a refused configuration value; it names the key, the value and what to write instead.
@@ -100,9 +119,17 @@ func (c *Config) recordsDatabase(db string) bool {
 var systemDatabases = []string{"mysql", "sys", "information_schema", "performance_schema"}
 
 // ParseConfig reads a connector config for class (MySQLConnectorClass or MariaDBConnectorClass). Every
-// refused value is reported (errors.Join of *ConfigError).
+// refused value is reported (errors.Join of *ConfigError and props.NotImplementedError).
 func ParseConfig(name string, flavor types.Flavor, settings map[string]string, log *slog.Logger) (*Config, error) {
+	c, _, err := parseConfig(name, flavor, settings)
+	return c, err
+}
+
+// parseConfig is ParseConfig, with the parser that read the keys.
+func parseConfig(name string, flavor types.Flavor, settings map[string]string) (*Config, *props.Parser, error) {
 	p := props.NewParser(settings)
+	p.Add(Keys(flavor).Refusals(settings)...)
+	props.ReadRuntimeKeys(p) // errors.max.retries, connection.validation.timeout.ms: the runtime honours them
 	c := &Config{Name: name, Flavor: flavor}
 	c.Host = p.Str("database.hostname", "")
 	c.Port = p.Integer("database.port", 3306, 1, 65535)
@@ -110,6 +137,10 @@ func ParseConfig(name string, flavor types.Flavor, settings map[string]string, l
 	c.Password = p.Str("database.password", "")
 	c.ServerID = uint32(p.Integer("database.server.id", 0, 1, 1<<32-1))
 	c.ConnectTimeout = p.Millis("connect.timeout.ms", 30000)
+	c.QueryConnectTimeout = p.Millis("database.connectTimeout", int(c.ConnectTimeout/time.Millisecond))
+	c.SocketTimeout = p.Millis("database.socketTimeout", 0)
+	c.TCPKeepAlive = p.Boolean("database.tcpKeepAlive", true)
+	parseTLS(p, c)
 	c.TopicPrefix = p.Str("topic.prefix", "")
 	c.HistoryTopic = p.Str("schema.history.internal.kafka.topic", "")
 	for _, k := range []string{"database.hostname", "database.user", "database.server.id", "topic.prefix",
@@ -118,7 +149,7 @@ func ParseConfig(name string, flavor types.Flavor, settings map[string]string, l
 			p.Fail(k, settings[k], props.ReasonRequired)
 		}
 	}
-	for _, b := range strings.Split(settings["schema.history.internal.kafka.bootstrap.servers"], ",") {
+	for _, b := range strings.Split(p.Str("schema.history.internal.kafka.bootstrap.servers", ""), ",") {
 		if b = strings.TrimSpace(b); b != "" {
 			c.HistoryBrokers = append(c.HistoryBrokers, b)
 		}
@@ -128,7 +159,10 @@ func ParseConfig(name string, flavor types.Flavor, settings map[string]string, l
 	c.StoreOnlyCapturedTables = p.Boolean("schema.history.internal.store.only.captured.tables.ddl", false)
 	c.Topics = schema.NewTopicNaming(c.TopicPrefix)
 	c.Topics.Delimiter = p.Str("topic.delimiter", c.Topics.Delimiter)
-	c.Topics.HeartbeatPrefix = p.Str("topic.heartbeat.prefix", c.Topics.HeartbeatPrefix)
+	// heartbeat.topics.prefix is the deprecated name Debezium still reads when topic.heartbeat.prefix is unset.
+	c.Topics.HeartbeatPrefix = p.Str("topic.heartbeat.prefix", p.Str("heartbeat.topics.prefix", c.Topics.HeartbeatPrefix))
+	c.Topics.Transaction = p.Str("topic.transaction", c.Topics.Transaction)
+	c.ProvideTxMetadata = p.Boolean("provide.transaction.metadata", false)
 
 	c.Filter = props.Filter{
 		SchemaInclude: p.RegexList("database.include.list"),
@@ -145,7 +179,8 @@ func ParseConfig(name string, flavor types.Flavor, settings map[string]string, l
 
 	c.IncludeQuery = p.Boolean("include.query", false)
 	c.IncludeSchemaChanges = p.Boolean("include.schema.changes", true)
-	c.SnapshotMode = parseSnapshotMode(p, settings["snapshot.mode"])
+	modeText, _ := p.Raw("snapshot.mode")
+	c.SnapshotMode = parseSnapshotMode(p, modeText)
 	c.LockingMode = p.OneOf("snapshot.locking.mode", "minimal", "minimal", "extended", "none")
 	c.SnapshotFetchSize = p.Integer("snapshot.fetch.size", 10240, 1, 1<<24)
 
@@ -159,7 +194,8 @@ func ParseConfig(name string, flavor types.Flavor, settings map[string]string, l
 	}
 	if c.Modes.Time == "adaptive" {
 		// BinlogConnectorConfig refuses it: MySQL's TIME can exceed a day, which adaptive's time types cannot hold.
-		p.Fail("time.precision.mode", settings["time.precision.mode"], "the MySQL and MariaDB connectors do not support adaptive; use adaptive_time_microseconds (the default) or connect")
+		v, _ := p.Raw("time.precision.mode")
+		p.Fail("time.precision.mode", v, "the MySQL and MariaDB connectors do not support adaptive; use adaptive_time_microseconds (the default) or connect")
 	}
 	c.GTIDIncludes = p.RegexList("gtid.source.includes")
 	c.GTIDExcludes = p.RegexList("gtid.source.excludes")
@@ -172,10 +208,16 @@ func ParseConfig(name string, flavor types.Flavor, settings map[string]string, l
 	c.SchemaNames = p.NameAdjuster("schema.name.adjustment.mode", schema.NewSchemaNameAdjuster)
 	c.FieldNames = p.NameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
 	c.Columns = columns.Parse(p, settings)
-	if err := p.Err(); err != nil {
-		return nil, err
+	c.Signals = signal.ReadConfig(p, c.TopicPrefix)
+	c.Notify = notify.ReadConfig(p)
+	if c.Signals.Table != "" {
+		// Debezium captures the signal table whatever the filters say: its watermarks must stream.
+		c.Filter.Always = []string{c.Signals.Table}
 	}
-	return c, nil
+	if err := p.Err(); err != nil {
+		return nil, p, err
+	}
+	return c, p, nil
 }
 
 // parseSnapshotMode reads snapshot.mode: the shared modes, and the binlog connectors' recovery, which

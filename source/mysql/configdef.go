@@ -1,77 +1,92 @@
 package mysql
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/cdcd/cdcd/schema/configdef"
+	"github.com/cdcd/cdcd/source/mysql/types"
 )
 
-// ConfigKeys returns the settings the MySQL and MariaDB connectors read, with Debezium's names, types and
-// defaults, for the REST API's plugin config and validate responses. cdcd's own refusals of a value
-// come from ParseConfig, which the worker adds to the key concerned.
-func ConfigKeys() []configdef.Key {
-	str := func(name, def, doc string) configdef.Key {
-		k := configdef.Key{Name: name, Type: configdef.String, Importance: configdef.Medium, Group: "Connector", OrderInGroup: -1, Doc: doc}
+// ConfigKeys returns the settings of the flavor's connector (MySqlConnector or MariaDbConnector) with
+// Debezium 3.6.1's names, types, defaults and docs, for the REST API's plugin config and validate
+// responses, followed by the schema history's Kafka settings (KafkaSchemaHistory's, which Debezium's
+// ConfigDef leaves out). cdcd's own refusals of a value come from ParseConfig, which the worker adds to the
+// key concerned.
+func ConfigKeys(flavor types.Flavor) []configdef.Key {
+	keys := mysqlKeys()
+	if flavor == types.MariaDB {
+		keys = mariadbKeys(keys)
+	}
+	return append(keys, historyKeys()...)
+}
+
+// mariadbKeys derives the MariaDB connector's keys from the MySQL connector's, as MariaDbConnectorConfig
+// edits BinlogConnectorConfig's definition: without the MySQL driver's keys, in the "MariaDB" group, with
+// its own definitions of the keys it redefines.
+func mariadbKeys(mysql []configdef.Key) []configdef.Key {
+	own := mariadbOnlyKeys()
+	var out []configdef.Key
+	for _, k := range mysql {
+		if slices.Contains(mysqlOnlyKeys, k.Name) {
+			continue
+		}
+		if i := slices.IndexFunc(own, func(o configdef.Key) bool { return o.Name == k.Name }); i >= 0 {
+			k = own[i]
+		} else if k.Group == "MySQL" {
+			k.Group = "MariaDB"
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// mysqlOnlyKeys are the keys MySqlConnectorConfig adds to the binlog connectors' definition.
+var mysqlOnlyKeys = []string{"database.jdbc.driver", "database.protocol", "ddl.parser.type"}
+
+// historyKeys are KafkaSchemaHistory's settings (Debezium 3.6.1's names and defaults) that a config sets.
+func historyKeys() []configdef.Key {
+	key := func(name string, t configdef.Type, def, doc string) configdef.Key {
+		k := configdef.Key{Name: name, Type: t, Importance: configdef.Low, Group: "History Storage", OrderInGroup: -1, Doc: doc}
 		if def != "" {
 			k.Default = configdef.Ptr(def)
 		}
 		return k
 	}
-	typed := func(k configdef.Key, t configdef.Type) configdef.Key { k.Type = t; return k }
 	high := func(k configdef.Key) configdef.Key { k.Importance = configdef.High; return k }
-	oneOf := func(k configdef.Key, values ...string) configdef.Key { k.Recommended = values; return k }
 	return []configdef.Key{
-		high(str("topic.prefix", "", "Topic prefix that identifies and provides a namespace for the particular database server/cluster is capturing changes.")),
-		high(str("database.hostname", "", "Resolvable hostname or IP address of the database server.")),
-		high(typed(str("database.port", "3306", "Port of the database server."), configdef.Int)),
-		high(str("database.user", "", "Name of the database user to be used when connecting to the database.")),
-		high(typed(str("database.password", "", "Password of the database user to be used when connecting to the database."), configdef.PasswordType)),
-		high(typed(str("database.server.id", "", "A numeric ID of this database client, which must be unique across all currently-running database processes in the cluster."), configdef.Long)),
-		str("database.include.list", "", "The databases for which changes are to be captured"),
-		str("database.exclude.list", "", "A comma-separated list of regular expressions that match database names to be excluded from monitoring"),
-		str("table.include.list", "", "The tables for which changes are to be captured"),
-		str("table.exclude.list", "", "A comma-separated list of regular expressions that match the fully-qualified names of tables to be excluded from monitoring"),
-		str("column.include.list", "", "Regular expressions matching columns to include in change events"),
-		str("column.exclude.list", "", "Regular expressions matching columns to exclude from change events"),
-		typed(str("include.query", "false", "Whether the connector should include the original SQL query that generated the change event."), configdef.Boolean),
-		typed(str("include.schema.changes", "true", "Whether the connector should publish changes in the database schema to a Kafka topic with the same name as the database server ID."), configdef.Boolean),
-		oneOf(str("snapshot.mode", "initial", "The criteria for running a snapshot upon startup of the connector."), "initial", "initial_only", "no_data", "always", "when_needed", "recovery"),
-		oneOf(str("snapshot.locking.mode", "minimal", "Controls how long the connector holds onto the global read lock while it is performing a snapshot."), "minimal", "extended", "none"),
-		typed(str("snapshot.fetch.size", "", "The maximum number of records that should be loaded into memory while performing a snapshot."), configdef.Int),
-		oneOf(str("bigint.unsigned.handling.mode", "long", "Specify how BIGINT UNSIGNED columns should be represented in change events."), "long", "precise"),
-		oneOf(str("decimal.handling.mode", "precise", "Specify how DECIMAL and NUMERIC columns should be represented in change events."), "precise", "string", "double"),
-		oneOf(str("time.precision.mode", "adaptive_time_microseconds", "Time, date and timestamps can be represented with different kinds of precisions."), "adaptive_time_microseconds", "connect"),
-		oneOf(str("binary.handling.mode", "bytes", "Specify how binary (blob, binary, etc.) columns should be represented in change events."), "bytes", "base64", "base64-url-safe", "hex"),
-		str("gtid.source.includes", "", "The source UUIDs used to include GTID ranges when determine the starting position in the binlog."),
-		str("gtid.source.excludes", "", "The source UUIDs used to exclude GTID ranges when determine the starting position in the binlog."),
-		typed(str("heartbeat.interval.ms", "0", "Length of an interval in milli-seconds in in which the connector periodically sends heartbeat messages to a heartbeat topic."), configdef.Int),
-		typed(str("tombstones.on.delete", "true", "Whether delete operations should be represented by a delete event and a subsequent tombstone event (true) or only by a delete event (false)."), configdef.Boolean),
-		typed(str("skipped.operations", "t", "The comma-separated list of operations to skip during streaming."), configdef.List),
-		high(str("schema.history.internal.kafka.topic", "", "The name of the topic for the database schema history")),
-		high(str("schema.history.internal.kafka.bootstrap.servers", "", "A list of host/port pairs that the connector will use for establishing the initial connection to the Kafka cluster for retrieving database schema history previously stored by the connector.")),
-		typed(str("schema.history.internal.skip.unparseable.ddl", "false", "Controls the action Debezium will take when it meets a DDL statement it cannot parse."), configdef.Boolean),
-		oneOf(str("schema.name.adjustment.mode", "none", "Specify how schema names should be adjusted for compatibility with the message converter used by the connector."), "none", "avro", "avro_unicode"),
-		oneOf(str("field.name.adjustment.mode", "none", "Specify how field names should be adjusted for compatibility with the message converter used by the connector."), "none", "avro", "avro_unicode"),
+		high(key("schema.history.internal.kafka.topic", configdef.String, "", "The name of the topic for the database schema history")),
+		high(key("schema.history.internal.kafka.bootstrap.servers", configdef.String, "", "A list of host/port pairs that the connector will use for establishing the initial connection to the Kafka cluster for retrieving database schema history previously stored by the connector. This should point to the same Kafka cluster used by the Kafka Connect process.")),
+		key("schema.history.internal.kafka.recovery.poll.interval.ms", configdef.Int, "100", "The number of milliseconds to wait while polling for persisted data during recovery."),
+		key("schema.history.internal.kafka.recovery.attempts", configdef.Int, "100", "The number of attempts in a row that no data are returned from Kafka before recover completes."),
+		key("schema.history.internal.kafka.query.timeout.ms", configdef.Long, "3000", "The number of milliseconds to wait while fetching cluster information using Kafka admin client."),
+		key("schema.history.internal.kafka.create.timeout.ms", configdef.Long, "30000", "The number of milliseconds to wait while create kafka history topic using Kafka admin client."),
+		key("schema.history.internal.kafka.buffer.batch.size", configdef.Int, "1024", "The maximum number of schema history records buffered before they are written."),
+		key("schema.history.internal.prefer.ddl", configdef.Boolean, "false", "Prefer DDL for schema recovery in case logical schema is present"),
+		key("internal.schema.history.internal.ddl.filter", configdef.String, defaultDDLFilter, "A regular expression to filter out a subset of incoming DDL statements from being stored in the schema history."),
 	}
 }
+
+// defaultDDLFilter is KafkaSchemaHistory's internal.schema.history.internal.ddl.filter default, the
+// statements source/mysql/ddl leaves out of the history.
+const defaultDDLFilter = `DROP TEMPORARY TABLE IF EXISTS .+ /\* generated by server \*/,(SET STATEMENT .*)?INSERT INTO (mysql\.)?rds_heartbeat2\(.*\) values \(.*\) ON DUPLICATE KEY UPDATE value = .*,(SET STATEMENT .*)?DELETE FROM (mysql\.)?rds_sysinfo.*,(SET STATEMENT .*)?INSERT INTO (mysql\.)?rds_sysinfo\(.*\) values \(.*\),(SET STATEMENT .*)?INSERT INTO (mysql\.)?rds_monitor\(.*\) values \(.*\) ON DUPLICATE KEY UPDATE value = .*,(SET STATEMENT .*)?INSERT INTO (mysql\.)?rds_monitor\(.*\) values \(.*\),(SET STATEMENT .*)?DELETE FROM (mysql\.)?rds_monitor.*,FLUSH RELAY LOGS.*,flush relay logs.*,SAVEPOINT .*,^\s*#\s*Dummy event.*,(SET STATEMENT .*)?TRUNCATE TABLE .*,(SET STATEMENT .*)?REPLACE INTO .*,^(?:SET STATEMENT\s+.*?FOR\s+)?(?:GRANT|REVOKE)\s+.*,^(?:SET STATEMENT\s+.*?FOR\s+)?(?:ANALYZE|OPTIMIZE|REPAIR)\s+(?:NO_WRITE_TO_BINLOG\s+|LOCAL\s+)?TABLE\s+.*,^(?:SET STATEMENT\s+.*?FOR\s+)?(CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(USER|ROLE)\b.*,^(?:SET STATEMENT\s+.*?FOR\s+)?(CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:ALGORITHM\s*=\s*[^\s]+\s+)?(?:DEFINER\s*=\s*[^\s]+\s+)?(?:SQL\s+SECURITY\s+[^\s]+\s+)?(VIEW|FUNCTION|PROCEDURE|TRIGGER)\s+.*`
 
 // requiredKeys are the settings the binlog connectors refuse to start without.
 var requiredKeys = []string{"topic.prefix", "database.hostname", "database.user", "database.server.id",
 	"schema.history.internal.kafka.topic", "schema.history.internal.kafka.bootstrap.servers"}
 
-// ValidateConfig reports, per key of ConfigKeys, Debezium's "A value is required" for a missing required key;
-// value errors come from ParseConfig.
-func ValidateConfig(props map[string]string) configdef.Result {
+// ValidateConfig reports, per key of ConfigKeys, Debezium's "A value is required" for a missing required key,
+// and cdcd's refusal of each key it does not implement (Keys); other value errors come from ParseConfig.
+func ValidateConfig(flavor types.Flavor, props map[string]string) configdef.Result {
 	var res configdef.Result
-	for _, k := range ConfigKeys() {
+	for _, k := range ConfigKeys(flavor) {
 		raw, set := props[k.Name]
 		v := configdef.Value{Name: k.Name, Set: set}
-		for _, req := range requiredKeys {
-			if req == k.Name && strings.TrimSpace(raw) == "" {
-				v.Errors = []string{"The '" + k.Name + "' value is invalid: A value is required"}
-			}
+		if slices.Contains(requiredKeys, k.Name) && strings.TrimSpace(raw) == "" {
+			v.Errors = []string{"The '" + k.Name + "' value is invalid: A value is required"}
 		}
 		res.Values = append(res.Values, v)
 	}
+	res.AddErrors(Keys(flavor).Refusals(props))
 	return res
 }

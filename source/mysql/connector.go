@@ -29,9 +29,14 @@ func (c Connector) TaskClass() string {
 	return strings.TrimSuffix(c.Class(), "Connector") + "ConnectorTask"
 }
 
-func (Connector) ConfigKeys() []configdef.Key { return ConfigKeys() }
+func (c Connector) ConfigKeys() []configdef.Key { return ConfigKeys(c.Flavor) }
 
-func (Connector) Validate(props map[string]string) configdef.Result { return ValidateConfig(props) }
+func (c Connector) Validate(props map[string]string) configdef.Result {
+	return ValidateConfig(c.Flavor, props)
+}
+
+// KeyFamilies are the prefixes under which ParseConfig honours or refuses every key (see Keys).
+func (Connector) KeyFamilies() []string { return keyFamilies }
 
 func (c Connector) NewTask(name string, resolved map[string]string, log *slog.Logger) (source.Task, error) {
 	cfg, err := ParseConfig(name, c.Flavor, resolved, log)
@@ -46,19 +51,16 @@ type task struct{ cfg *Config }
 
 var _ source.SchemaLister = task{}
 
-func (t task) Partition() map[string]any { return map[string]any{"server": t.cfg.TopicPrefix} }
+func (t task) Partition() map[string]any { return source.ServerPartition(t.cfg.TopicPrefix) }
 
 func (t task) OpenReader(stored map[string]any, env source.Env) (source.Reader, error) {
-	var start *Offset
-	if stored != nil {
-		o, err := ParseOffset(stored)
-		if err != nil {
-			return nil, err
-		}
-		start = &o
+	start, err := source.ResumeOffset(stored, ParseOffset)
+	if err != nil {
+		return nil, err
 	}
 	r := NewReader(t.cfg, start, env.Log)
 	r.HistoryLogs = env.Logs
+	r.KafkaSignals = env.Signals
 	return r, nil
 }
 

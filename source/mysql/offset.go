@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/snapshot/incremental"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -29,6 +30,14 @@ type Offset struct {
 	// snapshot finished, and, after a resumed snapshot, which streamed changes it already holds. Debezium
 	// ignores it.
 	SnapshotProgress string
+	// Transaction is Debezium's transaction metadata of the offset (transaction_id and the
+	// transaction_data_collection_order_<db.table> counters), with provide.transaction.metadata: what
+	// Debezium's END record carries at a commit, or the transaction open at a DDL statement or in an offset
+	// Debezium wrote inside it. A pointer, so that Offset stays comparable: it is a batch's Position.
+	Transaction *txOffset
+	// Incremental is a running incremental snapshot's progress under Debezium's incremental_snapshot_*
+	// keys, nil when none runs.
+	Incremental *incremental.Offset
 }
 
 // binlogSequence orders binlog positions: the file's sequence number (the digits after its last dot) in the
@@ -73,6 +82,9 @@ func (o Offset) Fields() []source.OffsetField {
 	if o.Snapshot != "" {
 		f = append(f, source.OffsetField{Name: "snapshot", Value: o.Snapshot})
 	}
+	f = append(f, o.Transaction.list()...)
+	// Debezium's getOffset: incrementalSnapshotContext.store(transactionContext.store(offset)).
+	f = append(f, o.Incremental.Fields()...)
 	if o.SnapshotProgress != "" {
 		f = append(f, source.OffsetField{Name: snapshot.ProgressKey, Value: o.SnapshotProgress})
 	}
@@ -100,6 +112,11 @@ func ParseOffset(m map[string]any) (Offset, error) {
 		*dst = n
 	}
 	o.SnapshotProgress, _ = m[snapshot.ProgressKey].(string)
+	o.Transaction = newTxOffset(source.ParseTxOffset(m))
+	o.Incremental = incremental.ParseOffset(m)
+	if err := checkProgress(o.SnapshotProgress); err != nil {
+		return Offset{}, err
+	}
 	if g, ok := m["gtids"].(string); ok {
 		o.GTIDs = strings.ReplaceAll(g, "\n", "")
 	}
@@ -118,4 +135,23 @@ func ParseOffset(m map[string]any) (Offset, error) {
 		}
 	}
 	return o, nil
+}
+
+// checkProgress refuses a snapshot progress the stream cannot use. The MySQL and MariaDB snapshot reads
+// each table whole at one position (one epoch, no key bound), and the stream decides which changes a
+// table's snapshot holds by that position alone; a table of several epochs (as the PostgreSQL connector
+// writes them) comes from an edited offset or another connector. Fatal: the offset must change. An
+// unreadable progress is left to its readers (a resumed snapshot reads every table again).
+func checkProgress(s string) error {
+	p, err := snapshot.DecodeProgress(s)
+	if s == "" || err != nil {
+		return nil
+	}
+	for _, t := range p.Tables {
+		if len(t.Epochs) > 1 {
+			return fatal(fmt.Errorf("snapshot progress in the offset (%s): table %s has %d epochs, but the MySQL and MariaDB connectors read each table whole at one position, so the offset was edited or written by another connector: give each table one epoch, or remove %s from the offset (PATCH /connectors/{name}/offsets on a stopped connector)",
+				snapshot.ProgressKey, t.ID, len(t.Epochs), snapshot.ProgressKey))
+		}
+	}
+	return nil
 }

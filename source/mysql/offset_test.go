@@ -1,12 +1,17 @@
 package mysql
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/mysql/types"
+	"github.com/go-mysql-org/go-mysql/replication"
 )
 
 // TestOffsetRoundTripsDebeziumBytes reads the offset Debezium's MariaDB connector stored in the goldens (a
@@ -72,5 +77,56 @@ func TestPurgedGTIDsAreDetected(t *testing.T) {
 	lost, err := cfg.gtidsLost(uuid+":1-40", uuid+":1-50")
 	if err != nil || !strings.Contains(lost, "gtid_purged "+uuid+":1-50") {
 		t.Errorf("an offset behind the purged range: %q %v", lost, err)
+	}
+}
+
+// TestOffsetWithSnapshotProgressOfTwoEpochs: an offset PATCHed with a table of two epochs (as the
+// PostgreSQL connector writes them) made the stream call a nil key comparison on the table's first change.
+// ParseOffset refuses it, fatally, naming the field and the table; one epoch still resumes and drops the
+// changes the snapshot holds.
+func TestOffsetWithSnapshotProgressOfTwoEpochs(t *testing.T) {
+	stream := func(t *testing.T, o Offset) (batches []source.Batch, err error) {
+		t.Helper()
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("the stream panicked: %v", v)
+			}
+		}()
+		r := testReader(t, types.MySQL)
+		out := make(chan source.Batch, 4)
+		st, err := r.newStream(context.Background(), out, o)
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range []*replication.BinlogEvent{
+			event(replication.QUERY_EVENT, 1800000000, 280, 80, &replication.QueryEvent{Query: []byte("BEGIN")}),
+			event(replication.WRITE_ROWS_EVENTv2, 1800000000, 400, 70, rows(replication.WRITE_ROWS_EVENTv2, []any{int32(1), "a"})),
+			event(replication.XID_EVENT, 1800000000, 431, 31, &replication.XIDEvent{XID: 9}),
+		} {
+			if err := st.handle(context.Background(), ev); err != nil {
+				return nil, err
+			}
+		}
+		return []source.Batch{<-out}, nil
+	}
+	at := binlogSequence("mysql-bin.000003", 1000) // after the transaction: its change is in the snapshot
+	patched := map[string]any{"file": "mysql-bin.000003", "pos": int64(4),
+		snapshot.ProgressKey: fmt.Sprintf(`{"tables":[{"id":"d.t","done":true,"epochs":[{"up_to":["5"],"position":%d},{"position":%d}]}]}`, at, at)}
+	o, err := ParseOffset(patched)
+	if err == nil {
+		_, err = stream(t, o)
+		t.Fatalf("ParseOffset took a progress of two epochs; the stream then returned %v", err)
+	}
+	if !source.IsFatal(err) || !strings.Contains(err.Error(), snapshot.ProgressKey) || !strings.Contains(err.Error(), "table d.t has 2 epochs") {
+		t.Errorf("got %v, want a fatal refusal naming %s and d.t", err, snapshot.ProgressKey)
+	}
+
+	patched[snapshot.ProgressKey] = fmt.Sprintf(`{"tables":[{"id":"d.t","done":true,"epochs":[{"position":%d}]}]}`, at)
+	if o, err = ParseOffset(patched); err != nil {
+		t.Fatal(err)
+	}
+	batches, err := stream(t, o)
+	if err != nil || len(batches) != 1 || len(batches[0].Events) != 0 {
+		t.Errorf("one epoch: got %v, %v; want the covered change dropped", batches, err)
 	}
 }

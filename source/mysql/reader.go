@@ -2,10 +2,12 @@ package mysql
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +23,8 @@ import (
 	"github.com/cdcd/cdcd/source/mysql/ddl"
 	"github.com/cdcd/cdcd/source/mysql/tables"
 	"github.com/cdcd/cdcd/source/mysql/types"
+	"github.com/cdcd/cdcd/source/notify"
+	"github.com/cdcd/cdcd/source/signal"
 )
 
 // Reader is one MySQL or MariaDB connector task's reader: snapshot, then binlog.
@@ -37,10 +41,18 @@ type Reader struct {
 	metrics       *metrics.Stream
 	schemas       map[tables.ID]*tableSchema // built on first use, dropped when a DDL changes the table
 	history       *history
+	plaintext     bool // database.ssl.mode=preferred found a server without TLS: the binlog connection goes unencrypted too
 
 	// HistoryLogs opens the schema history topic. The runtime sets it after NewReader, with its own
 	// Kafka client; Run fails if it is nil.
 	HistoryLogs source.LogOpener
+
+	// KafkaSignals opens the kafka signal channel's consumer (signal.enabled.channels=kafka). The runtime
+	// sets it after NewReader.
+	KafkaSignals signal.KafkaOpener
+
+	// signals are the signals of the REST API, the signal file and the Kafka topic, for the stream goroutine.
+	signals *signal.Queue
 }
 
 // NewReader returns a reader for cfg resuming after start (nil: no stored offset).
@@ -50,9 +62,10 @@ func NewReader(cfg *Config, start *Offset, log *slog.Logger) *Reader {
 		name = schema.MariaDBSourceName
 	}
 	src := schema.BinlogSourceSchema(name)
+	metrics.Identify(cfg.Name, cfg.Connector(), cfg.TopicPrefix) // debezium.mysql or debezium.mariadb
 	return &Reader{cfg: cfg, start: start, log: log, headers: source.ContextHeaders(cfg.TopicPrefix, cfg.Connector()),
 		sourceSchema: src, changeSchemas: ddl.NewSchemaChangeSchemas(cfg.Connector(), src), now: time.Now, schemas: map[tables.ID]*tableSchema{},
-		metrics: metrics.NewStream(cfg.Name)}
+		metrics: metrics.NewStream(cfg.Name), signals: signal.NewQueue(cfg.Name)}
 }
 
 // Release is a no-op: unlike a replication slot, the binlog is kept by the server's expiry settings, not
@@ -111,6 +124,16 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 		pos = *r.start
 		if err := r.recoverSchemas(ctx, conn, pos); err != nil {
 			return err
+		}
+	}
+	if !plan.Snapshot {
+		// As the PostgreSQL connector's: Debezium tells of an initial snapshot it did not take.
+		if ev, ok := r.cfg.Notify.Send(notify.Notification{AggregateType: notify.InitialSnapshot, Type: notify.Skipped}, r.cfg.TopicPrefix, r.now(), r.log); ok {
+			select {
+			case out <- source.Batch{Events: []source.Event{ev}}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	}
 	if !plan.Stream {
@@ -188,24 +211,22 @@ func (r *Reader) tableSchema(id tables.ID) (*tableSchema, error) {
 	return ts, nil
 }
 
-// stream reads the binlog from pos until ctx ends or it fails.
-func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch) error {
-	cfg := replication.BinlogSyncerConfig{
-		ServerID: r.cfg.ServerID, Flavor: r.cfg.flavorName(), Host: r.cfg.Host, Port: uint16(r.cfg.Port),
-		User: r.cfg.User, Password: r.cfg.Password, HeartbeatPeriod: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		// A lost connection ends the task attempt; the worker restarts it from the durable offset.
-		MaxReconnectAttempts: 1, DisableRetrySync: true, Logger: r.log.With("component", "binlog"),
-		// Events go-mysql decodes ahead of the pipeline: its default (10,240) made memory grow with the
-		// backlog; the pipeline's own bounded queue does the buffering.
-		EventCacheCount: 256,
-	}
-	types.SyncerConfig(&cfg)
-	syncer := replication.NewBinlogSyncer(cfg)
+// stream reads the binlog from pos until ctx ends or it fails. A panic while handling an event fails
+// the task (a *source.PanicError) with the stream's position; go-mysql's goroutine, which decodes the
+// events, recovers its own panics into read errors (see readError).
+func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch) (err error) {
+	syncer := replication.NewBinlogSyncer(r.syncerConfig())
 	defer syncer.Close()
 	st, err := r.newStream(ctx, out, pos)
 	if err != nil {
 		return err
 	}
+	defer st.closeSQL()
+	defer func() {
+		if v := recover(); v != nil {
+			err = source.Recovered(v, binlogPosition{st.committed})
+		}
+	}()
 	var streamer *replication.BinlogStreamer
 	if st.gtids != nil {
 		streamer, err = syncer.StartSyncGTID(st.gtids.Clone())
@@ -213,13 +234,45 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 		streamer, err = syncer.StartSync(gomysql.Position{Name: pos.File, Pos: uint32(pos.Pos)})
 	}
 	if err != nil {
+		if tlsErr := r.cfg.tlsError(net.JoinHostPort(r.cfg.Host, strconv.Itoa(r.cfg.Port)), err); tlsErr != nil {
+			err = tlsErr
+		}
 		return fmt.Errorf("starting binlog replication at %s: %w", pos, err)
 	}
 	r.log.Info("streaming the binlog", "position", pos.String())
 	r.metrics.Connected(true)
 	defer r.metrics.Connected(false)
+	if r.cfg.Signals.File {
+		pollCtx, stopPolling := context.WithCancel(ctx)
+		defer stopPolling()
+		go r.signals.PollFile(pollCtx, r.cfg.Signals.FilePath, r.cfg.Signals.PollInterval, r.log)
+	}
+	if r.cfg.Signals.Kafka {
+		// Its signals wait in the queue until the stream loop takes them; its last commit is bounded.
+		stop, err := r.signals.StartKafka(ctx, r.KafkaSignals, r.cfg.Signals.KafkaChannel, r.cfg.Signals.PollInterval, r.log)
+		if err != nil {
+			return source.Fatal(err)
+		}
+		defer stop()
+	}
+	// A signal queued from outside cancels the wait for the next event (wake), and the loop acts on it
+	// between two events; the wait context is renewed after each wake-up, not per event.
+	wait, wake := context.WithCancel(ctx)
+	r.signals.SetWake(wake)
+	defer func() { r.signals.SetWake(nil); wake() }()
+	if err := st.inc.Resumed(ctx); err != nil { // a snapshot the stored offset was written in
+		return st.errorf(pos.Pos, "resuming the incremental snapshot: %w", err)
+	}
 	for {
-		ev, err := r.nextEvent(ctx, streamer)
+		if err := st.queuedSignals(); err != nil {
+			return err
+		}
+		ev, err := r.nextEvent(wait, streamer)
+		if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			wait, wake = context.WithCancel(ctx)
+			r.signals.SetWake(wake)
+			continue
+		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			st.heartbeat() // a quiet binlog
 			continue
@@ -228,20 +281,39 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if undecodable(err) {
-				// Debezium's event.deserialization.failure.handling.mode=fail: a restart would read the same bytes.
-				return fatal(st.errorf(0, "the binlog holds an event cdcd cannot decode (a column type the binlog library does not know, such as MariaDB's COMPRESSED columns): %s", shortDecodeError(err)))
-			}
-			if r.cfg.duplicateServerID(err) {
-				return fatal(st.errorf(0, "database.server.id %d is used by another replica of this server (another connector, or a real replica), which took over the binlog stream: give each connector its own database.server.id: %w", r.cfg.ServerID, err))
-			}
-			return st.errorf(0, "reading the binlog: %w", err)
+			return st.readError(err)
 		}
 		if err := st.handle(ctx, ev); err != nil {
 			return err
 		}
 		st.heartbeat()
 	}
+}
+
+// syncerConfig is the binlog connection's: the query connections' TLS, unless database.ssl.mode=preferred
+// found the server without TLS (see connect).
+func (r *Reader) syncerConfig() replication.BinlogSyncerConfig {
+	cfg := replication.BinlogSyncerConfig{
+		ServerID: r.cfg.ServerID, Flavor: r.cfg.flavorName(), Host: r.cfg.Host, Port: uint16(r.cfg.Port),
+		User: r.cfg.User, Password: r.cfg.Password, HeartbeatPeriod: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		// A lost connection ends the task attempt; the worker restarts it from the durable offset.
+		MaxReconnectAttempts: 1, DisableRetrySync: true, Logger: r.log.With("component", "binlog"),
+		// Events go-mysql decodes ahead of the pipeline: its default (10,240) made memory grow with the
+		// backlog; the pipeline's own bounded queue does the buffering.
+		EventCacheCount:     256,
+		Dialer:              r.cfg.dialer(r.cfg.ConnectTimeout),
+		RowsEventDecodeFunc: decodeRowsEvent,
+	}
+	if !r.plaintext {
+		cfg.TLSConfig = r.cfg.TLS
+	}
+	if r.cfg.IncludeQuery && r.cfg.Flavor == types.MariaDB {
+		// A MariaDB primary sends its annotate rows events (the statement of each rows event, for
+		// include.query) only to a replica that asks for them.
+		cfg.DumpCommandFlag |= replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT
+	}
+	types.SyncerConfig(&cfg)
+	return cfg
 }
 
 // nextEvent waits for the next binlog event; with heartbeats on, at most one heartbeat interval.
@@ -254,6 +326,15 @@ func (r *Reader) nextEvent(ctx context.Context, streamer *replication.BinlogStre
 	return streamer.GetEvent(wait)
 }
 
+// dialer opens the TCP connections: within timeout, with keepalive probes unless database.tcpKeepAlive=false.
+func (c *Config) dialer(timeout time.Duration) client.Dialer {
+	d := &net.Dialer{Timeout: timeout}
+	if !c.TCPKeepAlive {
+		d.KeepAlive = -1
+	}
+	return d.DialContext
+}
+
 func (c *Config) flavorName() string {
 	if c.Flavor == types.MariaDB {
 		return gomysql.MariaDBFlavor
@@ -261,17 +342,38 @@ func (c *Config) flavorName() string {
 	return gomysql.MySQLFlavor
 }
 
-// connect opens a client connection for the snapshot, the checks and the history.
+// connect opens a client connection for the snapshot, the checks and the history, with database.ssl.*.
+// With database.ssl.mode=preferred, a server that does not offer TLS is connected to unencrypted, and the
+// binlog connection that follows goes unencrypted too (plaintext); no other mode ever connects unencrypted
+// with TLS asked for.
 func (r *Reader) connect(ctx context.Context) (*client.Conn, error) {
 	addr := net.JoinHostPort(r.cfg.Host, strconv.Itoa(r.cfg.Port))
-	conn, err := client.ConnectWithContext(ctx, addr, r.cfg.User, r.cfg.Password, "", r.cfg.ConnectTimeout, func(c *client.Conn) error {
-		return c.SetCharset("utf8mb4")
-	})
+	conn, err := r.dial(ctx, addr, r.cfg.TLS)
+	if r.cfg.SSLMode == SSLPreferred && errServerWithoutTLS(err) {
+		r.log.Info("database.ssl.mode=preferred: the server does not offer TLS; connecting unencrypted", "server", addr)
+		r.plaintext = true
+		conn, err = r.dial(ctx, addr, nil)
+	}
+	if tlsErr := r.cfg.tlsError(addr, err); tlsErr != nil {
+		return nil, tlsErr
+	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot connect to %s at %s as %s (database.hostname, database.port, database.user, database.password): %w",
-			r.cfg.Connector(), addr, r.cfg.User, err)
+		return nil, fmt.Errorf("cannot connect to %s at %s as %s with database.ssl.mode=%s (database.hostname, database.port, database.user, database.password, database.ssl.*): %w",
+			r.cfg.Connector(), addr, r.cfg.User, sslModeName(r.cfg.Flavor, r.cfg.SSLMode), err)
 	}
 	return conn, nil
+}
+
+// dial opens one query connection, over TLS unless tlsConfig is nil.
+func (r *Reader) dial(ctx context.Context, addr string, tlsConfig *tls.Config) (*client.Conn, error) {
+	return client.ConnectWithDialer(ctx, "", addr, r.cfg.User, r.cfg.Password, "", r.cfg.dialer(r.cfg.QueryConnectTimeout), func(c *client.Conn) error {
+		// database.socketTimeout bounds every read and write, as the JDBC drivers' socket timeout does.
+		c.ReadTimeout, c.WriteTimeout = r.cfg.SocketTimeout, r.cfg.SocketTimeout
+		if tlsConfig != nil {
+			c.SetTLSConfig(tlsConfig)
+		}
+		return c.SetCharset("utf8mb4")
+	})
 }
 
 // checkServer refuses a server the connector cannot read correctly, with what to change.
@@ -296,10 +398,103 @@ func (r *Reader) checkServer(conn *client.Conn) error {
 	return nil
 }
 
+// readError is the stream's error for a failure to read the next event, at the end of the last event
+// handled. An event that cannot be decoded is fatal, as with Debezium's
+// event.deserialization.failure.handling.mode=fail: a restart would read the same bytes.
+func (st *stream) readError(err error) error {
+	switch {
+	case undecodable(err):
+		return fatal(st.errorf(st.lastEnd, "the binlog holds an event cdcd cannot decode (a column type the binlog library does not know, such as MariaDB's COMPRESSED columns): %s", shortDecodeError(err)))
+	case decoderPanic(err):
+		msg, _, _ := strings.Cut(err.Error(), "\n") // the stack stays out of the message
+		return fatal(st.errorf(st.lastEnd, "the binlog library failed on the event after this position (a malformed event): %s", msg))
+	case st.r.cfg.duplicateServerID(err):
+		return fatal(st.errorf(st.lastEnd, "database.server.id %d is used by another replica of this server (another connector, or a real replica), which took over the binlog stream: give each connector its own database.server.id: %w", st.r.cfg.ServerID, err))
+	}
+	st.r.metrics.Disconnected()
+	return st.errorf(st.lastEnd, "reading the binlog: %w", err)
+}
+
 // undecodable reports go-mysql's failure to decode an event, which it reports as text quoting the event's
 // header and bytes.
 func undecodable(err error) bool {
 	return strings.HasPrefix(err.Error(), "Header &replication.EventHeader")
+}
+
+// decoderPanic reports a panic of go-mysql's reading goroutine, which it recovers into the stream's error
+// as "panic <value>\nstack: …" (BinlogSyncer.onStream): it decodes the events without checking their
+// lengths first (a table map event's, a rows event's header).
+func decoderPanic(err error) bool {
+	return strings.HasPrefix(err.Error(), "panic ")
+}
+
+// decodeRowsEvent is go-mysql's decoding of a rows event (BinlogSyncerConfig.RowsEventDecodeFunc), checked
+// where go-mysql trusts the event: its column count must be its table map's (go-mysql indexes the map's
+// column types by it), its bitmaps must select a column (else go-mysql loops on rows of no bytes), and a
+// MariaDB compressed event may not declare more bytes than its data inflates to (go-mysql allocates the
+// declared size first, up to 2^56 bytes). A panic of go-mysql's (it slices the
+// header without checking its length) is returned as the error. The parser reports an error as an
+// undecodable event, with its header.
+func decodeRowsEvent(e *replication.RowsEvent, data []byte) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("malformed rows event of %d bytes: %v", len(data), v)
+		}
+	}()
+	pos, err := e.DecodeHeader(data)
+	if err != nil {
+		return err
+	}
+	if n := len(e.Table.ColumnType); e.ColumnCount != uint64(n) {
+		return fmt.Errorf("rows event of %d columns for table %s.%s, whose table map has %d", e.ColumnCount, e.Table.Schema, e.Table.Table, n)
+	}
+	if pos < len(data) && !selectsColumn(e.ColumnBitmap1, e.ColumnCount) && !selectsColumn(e.ColumnBitmap2, e.ColumnCount) {
+		// Each row image would take no bytes: go-mysql would append empty rows until memory runs out.
+		return fmt.Errorf("rows event of table %s.%s whose column bitmaps select no column", e.Table.Schema, e.Table.Table)
+	}
+	if compressedRows(e) {
+		if err := checkInflatedSize(data[pos:]); err != nil {
+			return err
+		}
+	}
+	return e.DecodeData(pos, data)
+}
+
+// selectsColumn reports whether bitmap (nil: none) selects one of the first count columns.
+func selectsColumn(bitmap []byte, count uint64) bool {
+	for i := uint64(0); i < count && i/8 < uint64(len(bitmap)); i++ {
+		if bitmap[i/8]&(1<<(i%8)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// compressedRows reports whether e is one of MariaDB's compressed rows events, which go-mysql records in
+// an unexported field only.
+func compressedRows(e *replication.RowsEvent) bool {
+	f := reflect.ValueOf(e).Elem().FieldByName("compressed")
+	return f.IsValid() && f.Kind() == reflect.Bool && f.Bool()
+}
+
+// maxInflation is the most bytes DEFLATE (zlib) makes of one compressed byte.
+const maxInflation = 1032
+
+// checkInflatedSize refuses a MariaDB compressed body (a header byte whose low 3 bits count the big-endian
+// bytes of the uncompressed size, that size, then zlib data) that declares more than its data can inflate to.
+func checkInflatedSize(body []byte) error {
+	if len(body) == 0 {
+		return errors.New("compressed rows event without data")
+	}
+	n := int(body[0] & 0x07)
+	if len(body) < 1+n {
+		return fmt.Errorf("compressed rows event of %d bytes with a %d-byte size header", len(body), n)
+	}
+	declared, compressed := gomysql.BFixedLengthInt(body[1:1+n]), uint64(len(body)-1-n)
+	if declared > compressed*maxInflation {
+		return fmt.Errorf("compressed rows event declares %d bytes uncompressed, more than zlib makes of its %d compressed bytes", declared, compressed)
+	}
+	return nil
 }
 
 // shortDecodeError keeps the header and the cause of a decoding failure, not the event's bytes.

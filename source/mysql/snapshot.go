@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,12 +13,14 @@ import (
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/javacompat"
 	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/metrics"
 	"github.com/cdcd/cdcd/source/mysql/ddl"
 	"github.com/cdcd/cdcd/source/mysql/tables"
 	"github.com/cdcd/cdcd/source/mysql/types"
+	"github.com/cdcd/cdcd/source/notify"
 )
 
 // snapshotBatchRows is how many snapshot rows one batch holds.
@@ -354,6 +357,23 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 	report := metrics.NewSnapshot(r.cfg.Name)
 	report.Start(len(progress.Tables), 0)
 	defer report.Stop()
+	// Debezium's notifications list the tables of a table's start in its HashSet's order, without the
+	// signal table, whose rows it does not read; those of a table's end sorted, with it.
+	var listed, read []string
+	for _, tp := range progress.Tables {
+		listed = append(listed, tp.ID)
+		if db, table, _ := strings.Cut(tp.ID, "."); !r.cfg.signalTable(tables.ID{Database: db, Table: table}) {
+			read = append(read, tp.ID)
+		}
+	}
+	slices.Sort(listed)
+	reading := strings.Join(javacompat.HashMapOrder(read), ",")
+	notice := func(status string, data map[string]string) {
+		if ev, ok := r.cfg.Notify.Send(notify.Notification{AggregateType: notify.InitialSnapshot, Type: status, Data: data}, r.cfg.TopicPrefix, r.now(), r.log); ok {
+			batch = append(batch, ev)
+		}
+	}
+	notice(notify.Started, nil)
 	tablesDone, rowsRead := 0, int64(0)
 	firstTable := true
 	for i := range progress.Tables {
@@ -363,6 +383,11 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 		}
 		db, table, _ := strings.Cut(tp.ID, ".")
 		id := tables.ID{Database: db, Table: table}
+		if r.cfg.signalTable(id) {
+			tp.Done = true
+			continue
+		}
+		notice(notify.InProgress, map[string]string{"current_collection_in_progress": tp.ID, "data_collections": reading})
 		ts, err := r.tableSchema(id)
 		if err != nil {
 			return Offset{}, err
@@ -406,10 +431,14 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 		tp.Done = true
 		tablesDone++
 		report.Progress(tablesDone, rowsRead, -1)
+		report.TableRows(tp.ID, tp.Rows)
+		notice(notify.TableScanCompleted, map[string]string{"scanned_collection": tp.ID, "data_collections": strings.Join(listed, ","),
+			"total_rows_scanned": strconv.FormatInt(tp.Rows, 10), "status": "SUCCEEDED"})
 	}
 	if err := release(true); err != nil {
 		return Offset{}, err
 	}
+	notice(notify.Completed, nil)
 	done := streamFrom
 	done.Snapshot = ""
 	if progress.MaxPosition() > binlogSequence(streamFrom.File, streamFrom.Pos) {

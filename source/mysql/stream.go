@@ -7,11 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/snapshot/incremental"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/mysql/tables"
 	"github.com/cdcd/cdcd/source/mysql/types"
@@ -34,6 +36,7 @@ type stream struct {
 	gtids    gomysql.GTIDSet // the completed GTID set, nil without GTIDs
 	serverID int64
 	ts       time.Time // the current event's binlog time
+	prevTs   time.Time // the binlog time of the event before it (txTime)
 
 	// The current transaction.
 	inTx     bool
@@ -57,18 +60,38 @@ type stream struct {
 	committed     Offset
 	lastHeartbeat time.Time
 
+	// lastEnd is the end of the last event handled: where a failure to read the next one is reported.
+	lastEnd int64
+
 	// checkedMap is the last table map event whose column names checkColumns compared.
 	checkedMap *replication.TableMapEvent
 
 	// covered is a resumed snapshot's progress while streaming has not passed the position of every table
 	// it read: changes of a table read later than they were committed are already in its rows.
 	covered *snapshot.Progress
+
+	// txm is provide.transaction.metadata, nil when off; txEndFields are the offset keys of the END record
+	// just written, for the commit's offset (see txmeta.go).
+	txm         *source.TxMonitor
+	txEndFields []source.OffsetField
+
+	// inc runs the signals and the incremental snapshot (incremental.go); sql is its query connection,
+	// nil until a snapshot needs one, last used at sqlUsed.
+	inc     *incremental.Runner
+	sql     *client.Conn
+	sqlUsed time.Time
 }
 
 // newStream starts reading at start.
 func (r *Reader) newStream(ctx context.Context, out chan<- source.Batch, start Offset) (*stream, error) {
 	st := &stream{r: r, ctx: ctx, out: out, file: start.File, serverID: start.ServerID, thread: -1,
-		skipEvents: start.Events, skipRows: start.Rows, committed: start, lastHeartbeat: r.now()}
+		skipEvents: start.Events, skipRows: start.Rows, committed: start, lastEnd: start.Pos, lastHeartbeat: r.now()}
+	if r.cfg.ProvideTxMetadata {
+		st.txm = source.NewTxMonitor(r.cfg.Topics.TransactionTopic(), start.Transaction.list())
+	}
+	if err := st.newIncremental(start); err != nil {
+		return nil, err
+	}
 	if start.Snapshot == "" && start.SnapshotProgress != "" {
 		p, err := snapshot.DecodeProgress(start.SnapshotProgress)
 		if err != nil {
@@ -97,12 +120,16 @@ func (c *Config) parseGTIDSet(s string) (gomysql.GTIDSet, error) {
 func (st *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error {
 	h := ev.Header
 	if h.Timestamp != 0 {
-		st.ts = time.Unix(int64(h.Timestamp), 0)
+		st.prevTs, st.ts = st.ts, time.Unix(int64(h.Timestamp), 0)
+	}
+	if h.LogPos != 0 {
+		st.r.metrics.Binlog(int64(h.LogPos), st.gtids != nil)
 	}
 	if h.ServerID != 0 {
 		st.serverID = int64(h.ServerID)
 	}
 	pos := int64(h.LogPos) - int64(h.EventSize) // this event's own position
+	st.lastEnd = int64(h.LogPos)
 	switch e := ev.Event.(type) {
 	case *replication.RotateEvent:
 		st.file = string(e.NextLogName)
@@ -110,6 +137,7 @@ func (st *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error
 	case *replication.MariadbGTIDEvent:
 		st.begin(pos, fmt.Sprintf("%d-%d-%d", e.GTID.DomainID, e.GTID.ServerID, e.GTID.SequenceNumber))
 		st.filteredSource = !st.r.cfg.includesGTIDSource(fmt.Sprintf("%d-%d", e.GTID.DomainID, e.GTID.ServerID))
+		st.txBegin() // MariaDB's GTID event stands for BEGIN
 	case *replication.GTIDEvent:
 		next, err := e.GTIDNext()
 		if err != nil {
@@ -132,8 +160,13 @@ func (st *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error
 			// Debezium knows the thread only from a BEGIN query (MySQL without GTIDs sends one; MariaDB's
 			// GTID event carries none) and forgets it at the commit.
 			st.thread = int64(e.SlaveProxyID)
+			st.txBegin()
 		case strings.EqualFold(q, "COMMIT"):
+			st.txEnd()
 			return st.commit(ctx, int64(h.LogPos))
+		case strings.EqualFold(q, "ROLLBACK"):
+			st.r.metrics.RolledBack()
+			fallthrough // handled as before: the statement goes to the schema history's parser, which ignores it
 		default:
 			if err := st.ddl(ctx, string(e.Schema), q, pos); err != nil {
 				return err
@@ -149,11 +182,13 @@ func (st *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error
 			return err
 		}
 	case *replication.XIDEvent:
+		st.txEnd()
 		return st.commit(ctx, int64(h.LogPos))
 	}
 	st.txEvents++
 	if st.skipEvents > 0 && st.inTx {
 		st.skipEvents--
+		st.r.metrics.SkippedEvent()
 	}
 	return nil
 }
@@ -178,8 +213,10 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 	if !st.r.cfg.Filter.IncludeTable(id.Database, id.Table) {
 		return nil
 	}
-	if st.covered != nil {
-		// Tables are read whole in one snapshot (no key bounds), so the key is never asked for.
+	signals := st.r.cfg.signalTable(id)
+	if st.covered != nil && !signals { // the snapshot does not read the signal table: its changes all stream
+		// Tables are read whole in one snapshot (one epoch: ParseOffset refuses more), so the key is never
+		// asked for.
 		drop, _ := st.covered.Covered(id.Database+"."+id.Table, binlogSequence(st.file, st.txStart), nil)
 		if drop {
 			return nil
@@ -217,13 +254,21 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 		if rowIndex < skipRows {
 			continue
 		}
-		src := st.r.cfg.sourceStruct(st.r.sourceSchema, sourceBlock{ts: st.eventTime(), db: id.Database, table: id.Table,
-			serverID: st.serverID, gtid: st.txGTID, file: st.file, pos: pos, row: int32(rowIndex), thread: st.thread, query: st.query})
+		blk := sourceBlock{ts: st.eventTime(), db: id.Database, table: id.Table,
+			serverID: st.serverID, gtid: st.txGTID, file: st.file, pos: pos, row: int32(rowIndex), thread: st.thread, query: st.query}
+		src := st.r.cfg.sourceStruct(st.r.sourceSchema, blk)
 		st.r.metrics.Event(op)
 		first, err := ts.rowStruct(e.Rows[i], st.r.cfg.Modes.FromBinlog)
 		if err != nil {
 			return st.errorf(pos, "%w", err)
 		}
+		if signals {
+			if err := st.sourceSignal(op, first, blk); err != nil {
+				return err
+			}
+		}
+		// A change streamed inside an incremental snapshot's window supersedes the chunk's row of its key.
+		st.dedupe(ts, ts.keyOf(first))
 		switch op {
 		case 'c':
 			st.emit(ts.event(ts.keyOf(first), ts.envelopeValue(schema.OpCreate, nil, first, src, now)))
@@ -238,6 +283,7 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 			if err != nil {
 				return st.errorf(pos, "%w", err)
 			}
+			st.dedupe(ts, ts.keyOf(after)) // a key change: the new key's row is superseded too
 			st.update(ts, first, after, src, now)
 		}
 	}
@@ -299,6 +345,7 @@ func (st *stream) update(ts *tableSchema, before, after, src *schema.Struct, now
 
 // emit adds an event to the transaction, delivering a part when the transaction grows too large.
 func (st *stream) emit(ev source.Event) {
+	st.txEvent(&ev)
 	st.pending = append(st.pending, ev)
 	if len(st.pending) >= maxTxEvents {
 		st.send(source.Batch{Events: st.pending})
@@ -323,7 +370,7 @@ func (st *stream) commit(ctx context.Context, end int64) error {
 			return st.errorf(end, "updating the GTID set %s with %s: %w", st.gtids, st.txGTID, err)
 		}
 	}
-	off := Offset{File: st.file, Pos: end, ServerID: st.serverID, TsSec: st.ts.Unix()}
+	off := Offset{File: st.file, Pos: end, ServerID: st.serverID, TsSec: st.ts.Unix(), Transaction: st.txOffset(), Incremental: st.inc.Offset()}
 	if st.gtids != nil {
 		off.GTIDs = st.gtids.String()
 	}
@@ -336,6 +383,9 @@ func (st *stream) commit(ctx context.Context, end int64) error {
 	}
 	st.send(source.Batch{Events: st.pending, Offset: off.Fields(), Position: binlogPosition{off}})
 	st.pending, st.committed = nil, off
+	if st.txm != nil {
+		st.committed.Transaction = newTxOffset(st.txm.OffsetFields()) // a heartbeat after a commit holds none
+	}
 	st.r.metrics.Committed(st.eventTime(), st.r.now())
 	st.inTx, st.txGTID, st.txEvents, st.query, st.skipEvents, st.skipRows, st.thread = false, "", 0, "", 0, 0, -1
 	return ctx.Err()
@@ -389,6 +439,9 @@ func (st *stream) ddl(ctx context.Context, database, stmt string, pos int64) err
 	// The history position is where a restart would resume: this transaction's start, with its events so
 	// far to skip, and the GTID set before it, as Debezium records it.
 	at := Offset{File: st.file, Pos: st.txStart, Events: st.txEvents, ServerID: st.serverID, TsSec: st.ts.Unix()}
+	if st.txm != nil {
+		at.Transaction = newTxOffset(st.txm.OffsetFields()) // MariaDB's DDL transaction is open: its GTID began it
+	}
 	if st.gtids != nil {
 		at.GTIDs = st.gtids.String()
 	}

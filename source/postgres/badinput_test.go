@@ -223,7 +223,7 @@ func pubName(t *testing.T, dsn string) string {
 }
 
 // waitStreaming waits until a walsender streams slot.
-func waitStreaming(t *testing.T, dsn, slot string, logs *lockedBuffer) {
+func waitStreaming(t *testing.T, dsn, slot string, logs *testenv.LogBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -234,7 +234,10 @@ func waitStreaming(t *testing.T, dsn, slot string, logs *lockedBuffer) {
 	defer conn.Close(context.Background())
 	for ctx.Err() == nil {
 		var active bool
-		if err := conn.QueryRow(ctx, "SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&active); err == nil && active {
+		// Active alone is not streaming: the walsender that creates the slot holds it too, for a moment
+		// (long enough to be seen on PostgreSQL 17 and 18), before the reader's START_REPLICATION does.
+		if err := conn.QueryRow(ctx, "SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&active); err == nil && active &&
+			strings.Contains(logs.String(), "msg=streaming") {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -243,7 +246,7 @@ func waitStreaming(t *testing.T, dsn, slot string, logs *lockedBuffer) {
 }
 
 // nextEvent returns the first event of the next non-empty batch.
-func nextEvent(t *testing.T, out <-chan source.Batch, logs *lockedBuffer) source.Event {
+func nextEvent(t *testing.T, out <-chan source.Batch, logs *testenv.LogBuffer) source.Event {
 	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {

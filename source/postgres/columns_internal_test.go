@@ -43,7 +43,7 @@ func TestColumnMappersChangeTheRowNotTheKey(t *testing.T) {
 		return &pglogrepl.TupleDataColumn{DataType: pglogrepl.TupleDataTypeText, Data: []byte(s)}
 	}
 	const bigHash = "e7fec256e6691a248f75733e359f776e" // md5sum of "pepperx"
-	row, err := tbl.row(tuple(text("abcdef"), text("x")), nil)
+	row, err := tbl.row(tuple(text("abcdef"), text("x")), nil, streamed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestColumnMappersChangeTheRowNotTheKey(t *testing.T) {
 	}
 	// An unchanged TOASTed value taken from the old row is mapped once only, and the key keeps its own.
 	toast := &pglogrepl.TupleDataColumn{DataType: pglogrepl.TupleDataTypeToast}
-	next, err := tbl.row(tuple(toast, toast), row)
+	next, err := tbl.row(tuple(toast, toast), row, streamed)
 	if err != nil {
 		t.Fatal(err)
 	}

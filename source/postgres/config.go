@@ -11,7 +11,9 @@ import (
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source/columns"
+	"github.com/cdcd/cdcd/source/notify"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
+	"github.com/cdcd/cdcd/source/signal"
 )
 
 // ConnectorClass is the connector.class a PostgreSQL connector config names.
@@ -27,18 +29,32 @@ type Config struct {
 	// TLS files and the client key's password (database.sslrootcert, sslcert, sslkey, sslpassword), handed to
 	// the driver as libpq reads them, on the query and the replication connection alike.
 	SSLRootCert, SSLCert, SSLKey, SSLPassword string
+	// The pgjdbc options cdcd maps (see conn.go): database.tcpKeepAlive, database.connectTimeout and
+	// database.socketTimeout (seconds, as pgjdbc reads them; 0: none), database.ApplicationName ("" keeps
+	// cdcd-<name>).
+	TCPKeepAlive                  bool
+	ConnectTimeout, SocketTimeout time.Duration
+	ApplicationName               string
 
 	TopicPrefix       string
 	SlotName          string
 	PublicationName   string
 	PublicationMode   string // all_tables, filtered, disabled, no_tables
 	SlotDropOnStop    bool
+	SlotFailover      bool // slot.failover: the connector's slot is made with FAILOVER (17+; failover.go)
+	PublishViaRoot    bool // publish.via.partition.root: partitions' changes come as their root's (partition.go)
 	StatusInterval    time.Duration
 	HeartbeatInterval time.Duration
 	HeartbeatQuery    string
-	Topics            schema.TopicNaming
-	SlotMaxRetries    int
-	SlotRetryDelay    time.Duration
+	// ProvideTxMetadata writes BEGIN and END records to the transaction topic and a transaction block into
+	// every data event (provide.transaction.metadata).
+	ProvideTxMetadata bool
+	// MessagePrefixes selects the logical decoding messages emitted (message.prefix.include.list and
+	// .exclude.list, whole-prefix regular expressions, case-insensitive); both empty: all.
+	MessagePrefixInclude, MessagePrefixExclude []*regexp.Regexp
+	Topics                                     schema.TopicNaming
+	SlotMaxRetries                             int
+	SlotRetryDelay                             time.Duration
 	// OffsetMismatch says what to do when the stored offset and the slot disagree: "fail" (cdcd's default:
 	// refuse and explain), "trust_offset", "trust_slot" or "trust_greater_lsn" (Debezium's names), or
 	// "no_validation".
@@ -51,6 +67,8 @@ type Config struct {
 	SnapshotTables []*regexp.Regexp
 
 	Filter             Filter
+	Signals            signal.Config // signal.*, incremental.snapshot.*
+	Notify             notify.Config // notification.*
 	SkippedOps         map[byte]bool
 	TombstonesOnDelete bool
 	MessageKeyColumns  map[string][]string // "schema.table" → columns
@@ -67,15 +85,26 @@ type Filter = props.Filter
 // ConfigError is a refused configuration value; it names the key, the value and what to write instead.
 type ConfigError = props.ConfigError
 
-// ParseConfig reads a connector config. Every refused value is reported (errors.Join of *ConfigError);
-// advice that does not stop the connector (defaults cdcd chose) is logged on log.
+// ParseConfig reads a connector config. Every refused value is reported (errors.Join of *ConfigError and
+// props.NotImplementedError); advice that does not stop the connector (defaults cdcd chose) is logged on
+// log.
 func ParseConfig(name string, given map[string]string, log *slog.Logger) (*Config, error) {
+	c, _, err := parseConfig(name, given, log)
+	return c, err
+}
+
+// parseConfig is ParseConfig, with the parser that read the keys (nil when the legacy keys were refused).
+func parseConfig(name string, given map[string]string, log *slog.Logger) (*Config, *props.Parser, error) {
 	settings, legacyWarnings, err := MapLegacyKeys(given)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	logLegacyWarnings(name, legacyWarnings, log)
 	p := props.NewParser(settings)
+	// MapLegacyKeys translated the deprecated flush.lsn.source into lsn.flush.mode, which is read below.
+	p.Honour("flush.lsn.source")
+	p.Add(Keys().Refusals(settings)...)
+	props.ReadRuntimeKeys(p) // errors.max.retries, connection.validation.timeout.ms: the runtime honours them
 	c := &Config{Name: name}
 	c.Host = p.Str("database.hostname", "")
 	c.Port = p.Integer("database.port", 5432, 1, 65535)
@@ -90,7 +119,11 @@ func ParseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	if (c.SSLCert == "") != (c.SSLKey == "") {
 		p.Fail("database.sslcert", c.SSLCert, "a client certificate needs its key: set database.sslcert and database.sslkey together")
 	}
-	if f := settings["database.sslfactory"]; f != "" {
+	c.TCPKeepAlive = p.Boolean("database.tcpKeepAlive", true)
+	c.ConnectTimeout = time.Duration(p.Integer("database.connectTimeout", 0, 0, 1<<31-1)) * time.Second
+	c.SocketTimeout = time.Duration(p.Integer("database.socketTimeout", 0, 0, 1<<31-1)) * time.Second
+	c.ApplicationName = p.Str("database.ApplicationName", "")
+	if f, _ := p.Raw("database.sslfactory"); f != "" {
 		p.Fail("database.sslfactory", f, "cdcd does not load JDBC socket factories; remove it and choose the verification with database.sslmode (require encrypts without verifying the server)")
 	}
 	c.TopicPrefix = p.Str("topic.prefix", "")
@@ -100,7 +133,7 @@ func ParseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 		}
 	}
 
-	switch plugin, set := settings["plugin.name"]; {
+	switch plugin, set := p.Raw("plugin.name"); {
 	case !set:
 		log.Info("plugin.name is not set: cdcd uses pgoutput (Debezium's default, decoderbufs, needs a server extension); write plugin.name=pgoutput to silence this")
 	case strings.EqualFold(plugin, "pgoutput"):
@@ -115,27 +148,52 @@ func ParseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	}
 	c.PublicationName = p.Str("publication.name", "dbz_publication")
 	c.PublicationMode = p.OneOf("publication.autocreate.mode", "all_tables", "all_tables", "filtered", "disabled", "no_tables")
+	c.PublishViaRoot = p.Boolean("publish.via.partition.root", false)
 	c.SlotDropOnStop = p.Boolean("slot.drop.on.stop", false)
+	c.SlotFailover = p.Boolean("slot.failover", false)
 	c.StatusInterval = p.Millis("status.update.interval.ms", 10000)
 	c.HeartbeatInterval = p.Millis("heartbeat.interval.ms", 0)
 	c.HeartbeatQuery = p.Str("heartbeat.action.query", "")
+	c.MessagePrefixInclude = p.RegexList("message.prefix.include.list")
+	c.MessagePrefixExclude = p.RegexList("message.prefix.exclude.list")
+	p.Exclusive("message.prefix.include.list", "message.prefix.exclude.list")
+	// cdcd confirms the slot itself, and only up to the durable offset: Debezium's "connector" mode.
+	if mode := p.OneOf("lsn.flush.mode", "connector", "connector", "manual", "connector_and_driver"); mode != "connector" {
+		v, _ := p.Raw("lsn.flush.mode")
+		p.Fail("lsn.flush.mode", v, "cdcd confirms the slot's position itself once the offset is durable (connector); "+
+			"manual (or flush.lsn.source=false) and connector_and_driver are not implemented: remove the setting")
+	}
 	c.Topics = schema.NewTopicNaming(c.TopicPrefix)
 	c.Topics.Delimiter = p.Str("topic.delimiter", c.Topics.Delimiter)
-	c.Topics.HeartbeatPrefix = p.Str("topic.heartbeat.prefix", c.Topics.HeartbeatPrefix)
+	// heartbeat.topics.prefix is the deprecated name Debezium still reads when topic.heartbeat.prefix is unset.
+	c.Topics.HeartbeatPrefix = p.Str("topic.heartbeat.prefix", p.Str("heartbeat.topics.prefix", c.Topics.HeartbeatPrefix))
 	c.Topics.HeartbeatName = p.Str("topic.heartbeat.name", "")
 	c.Topics.Transaction = p.Str("topic.transaction", c.Topics.Transaction)
+	c.ProvideTxMetadata = p.Boolean("provide.transaction.metadata", false)
 	c.SlotMaxRetries = p.Integer("slot.max.retries", 6, 0, 1<<30)
 	c.SlotRetryDelay = p.Millis("slot.retry.delay.ms", 10000)
 	c.OffsetMismatch = p.OneOf("offset.mismatch.strategy", "fail", "fail", "no_validation", "trust_offset", "trust_slot", "trust_greater_lsn")
 
-	mode, err := snapshot.ParseMode(settings["snapshot.mode"])
+	modeText, _ := p.Raw("snapshot.mode")
+	mode, err := snapshot.ParseMode(modeText)
 	if err != nil {
-		p.Fail("snapshot.mode", settings["snapshot.mode"], "use initial, initial_only, no_data, always or when_needed")
+		p.Fail("snapshot.mode", modeText, "use initial, initial_only, no_data, always or when_needed")
 	}
 	c.SnapshotMode = mode
 	c.SnapshotFetchSize = p.Integer("snapshot.fetch.size", 10240, 1, 1<<24)
 	c.SnapshotThreads = p.Integer("snapshot.max.threads", 1, 1, 64)
 	c.SnapshotTables = p.RegexList("snapshot.include.collection.list")
+	// Every snapshot of cdcd's reads a slot's exported snapshot (see snapshot.go), which PostgreSQL imports
+	// into REPEATABLE READ only ("a serializable transaction cannot import a snapshot from a
+	// non-serializable transaction"): Debezium's own reading whenever it has just created the slot. The
+	// default, serializable, and repeatable_read both mean that; the weaker levels would read each
+	// statement at another moment than the slot's consistent point, so the snapshot would not line up
+	// with the stream.
+	switch iso := p.OneOf("snapshot.isolation.mode", "serializable", "serializable", "repeatable_read", "read_committed", "read_uncommitted"); iso {
+	case "read_committed", "read_uncommitted":
+		p.Fail("snapshot.isolation.mode", iso, "cdcd reads every snapshot in the slot's exported snapshot, which lines it up with the stream and needs REPEATABLE READ; "+
+			iso+" would read each table at another moment. Use serializable (the default) or repeatable_read: both read the exported snapshot in REPEATABLE READ")
+	}
 
 	c.Filter = Filter{
 		System:        []string{"pg_catalog", "information_schema"},
@@ -149,6 +207,11 @@ func ParseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	p.Exclusive("schema.include.list", "schema.exclude.list")
 	p.Exclusive("table.include.list", "table.exclude.list")
 	p.Exclusive("column.include.list", "column.exclude.list")
+	c.Signals = signal.ReadConfig(p, c.TopicPrefix)
+	c.Notify = notify.ReadConfig(p)
+	if c.Signals.Table != "" {
+		c.Filter.Always = []string{c.Signals.Table}
+	}
 
 	c.SkippedOps = p.SkippedOperations("skipped.operations", "t")
 	c.TombstonesOnDelete = p.Boolean("tombstones.on.delete", true)
@@ -167,7 +230,15 @@ func ParseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	c.SchemaNames = p.NameAdjuster("schema.name.adjustment.mode", schema.NewSchemaNameAdjuster)
 	c.FieldNames = p.NameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
 	if err := p.Err(); err != nil {
-		return nil, err
+		return nil, p, err
 	}
-	return c, nil
+	return c, p, nil
+}
+
+// includesMessage reports whether a logical decoding message with this prefix is emitted.
+func (c *Config) includesMessage(prefix string) bool {
+	if len(c.MessagePrefixInclude) > 0 {
+		return props.AnyMatch(c.MessagePrefixInclude, prefix)
+	}
+	return !props.AnyMatch(c.MessagePrefixExclude, prefix)
 }

@@ -31,6 +31,7 @@ var exclusiveLists = map[string]string{
 
 // ValidateConfig checks props as Debezium's connector validation does and returns one value per key of
 // ConfigKeys. Like Debezium, it reports no values, only error messages ("The 'x' value is invalid: …").
+// To those it adds cdcd's refusal of each key it does not implement (Keys), on that key.
 func ValidateConfig(props map[string]string) configdef.Result {
 	props, _, legacyErr := MapLegacyKeys(props)
 	keys := ConfigKeys()
@@ -43,6 +44,7 @@ func ValidateConfig(props map[string]string) configdef.Result {
 		}
 		res.Values = append(res.Values, v)
 	}
+	res.AddErrors(Keys().Refusals(props))
 	return res
 }
 

@@ -24,6 +24,9 @@ func (Connector) ConfigKeys() []configdef.Key { return ConfigKeys() }
 
 func (Connector) Validate(props map[string]string) configdef.Result { return ValidateConfig(props) }
 
+// KeyFamilies are the prefixes under which ParseConfig honours or refuses every key (see Keys).
+func (Connector) KeyFamilies() []string { return keyFamilies }
+
 func (c Connector) NewTask(name string, resolved map[string]string, log *slog.Logger) (source.Task, error) {
 	cfg, err := ParseConfig(name, resolved, log)
 	if err != nil {
@@ -40,19 +43,17 @@ type task struct {
 
 var _ source.SchemaLister = task{}
 
-func (t task) Partition() map[string]any { return map[string]any{"server": t.cfg.TopicPrefix} }
+func (t task) Partition() map[string]any { return source.ServerPartition(t.cfg.TopicPrefix) }
 
 func (t task) OpenReader(stored map[string]any, env source.Env) (source.Reader, error) {
-	var start *Offset
-	if stored != nil {
-		o, err := ParseOffset(stored)
-		if err != nil {
-			return nil, err
-		}
-		start = &o
+	start, err := source.ResumeOffset(stored, ParseOffset)
+	if err != nil {
+		return nil, err
 	}
 	r := NewReader(t.cfg, start, env.Log)
 	r.Recorder = t.recorder
+	r.KafkaSignals = env.Signals
+	r.Waiting = env.Waiting
 	return r, nil
 }
 

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,27 +20,10 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cdcd/cdcd/e2e/testenv"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/postgres"
 )
-
-// lockedBuffer collects a reader's log; the reader writes from its goroutine while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // readerConfig is a connector config for database dsn with a slot and publication named after the
 // database (unique per test), changed by overrides ("" deletes a key).
@@ -76,9 +58,9 @@ func readerConfig(t *testing.T, dsn string, overrides map[string]string) *postgr
 
 // runReader runs a reader in the background and returns its batches, its log and a function that stops it
 // and returns Run's error.
-func runReader(t *testing.T, cfg *postgres.Config, start *postgres.Offset) (<-chan source.Batch, *lockedBuffer, func() error) {
+func runReader(t *testing.T, cfg *postgres.Config, start *postgres.Offset) (<-chan source.Batch, *testenv.LogBuffer, func() error) {
 	t.Helper()
-	logs := &lockedBuffer{}
+	logs := &testenv.LogBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan source.Batch, 16)
 	done := make(chan error, 1)
@@ -146,8 +128,8 @@ func execSQL(t *testing.T, dsn string, stmts ...string) {
 	}
 }
 
-// queryLSN returns a pg_lsn-valued query's result on dsn.
-func queryLSN(t *testing.T, dsn, query string, args ...any) postgres.LSN {
+// queryValue returns the single value a one-row query gives on dsn, on a connection of its own.
+func queryValue[T any](t *testing.T, dsn, query string, args ...any) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -156,11 +138,17 @@ func queryLSN(t *testing.T, dsn, query string, args ...any) postgres.LSN {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	var s string
-	if err := conn.QueryRow(ctx, query, args...).Scan(&s); err != nil {
+	var v T
+	if err := conn.QueryRow(ctx, query, args...).Scan(&v); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
-	lsn, err := pglogrepl.ParseLSN(s)
+	return v
+}
+
+// queryLSN returns a pg_lsn-valued query's result on dsn.
+func queryLSN(t *testing.T, dsn, query string, args ...any) postgres.LSN {
+	t.Helper()
+	lsn, err := pglogrepl.ParseLSN(queryValue[string](t, dsn, query, args...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"github.com/cdcd/cdcd/source/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -14,6 +15,15 @@ var (
 		Name: "cdcd_released_lsn", Help: "The last WAL position released to the server (confirmed_flush_lsn): its offset is durable.",
 	}, []string{"connector"})
 )
+
+// The reader's own series go with the shared ones when the runtime forgets a connector.
+func init() { metrics.OnForget(forgetMetrics) }
+
+func forgetMetrics(connector string) {
+	match := prometheus.Labels{"connector": connector}
+	receivedLSN.DeletePartialMatch(match)
+	releasedLSN.DeletePartialMatch(match)
+}
 
 // Collectors returns the reader's own metrics for registration.
 func Collectors() []prometheus.Collector {

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pglogrepl"
 
 	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/snapshot/incremental"
 	"github.com/cdcd/cdcd/source"
 )
 
@@ -34,6 +35,13 @@ type Offset struct {
 	// SnapshotProgress is cdcd's own snapshot progress (snapshot.ProgressKey): what an interrupted snapshot
 	// resumes from, and which streamed changes a finished one already covers. Debezium ignores it.
 	SnapshotProgress string
+	// Transaction is Debezium's transaction metadata of the offset (transaction_id and the
+	// transaction_data_collection_order_<schema.table> counters), with provide.transaction.metadata: what
+	// Debezium's END record carries at a commit, or an open transaction in an offset Debezium wrote inside it.
+	Transaction []source.OffsetField
+	// Incremental is a running incremental snapshot's progress under Debezium's keys (see incremental.go);
+	// nil when none runs.
+	Incremental *incremental.Offset
 }
 
 // Fields returns the offset as Connect's offset map, with keys in the order Debezium's
@@ -54,6 +62,8 @@ func (o Offset) Fields() []source.OffsetField {
 	if o.MessageType != "" {
 		f = append(f, source.OffsetField{Name: "messageType", Value: o.MessageType})
 	}
+	f = append(f, o.Transaction...)
+	f = append(f, o.Incremental.Fields()...) // Debezium's IncrementalSnapshotContext.store, after the transaction's
 	if o.SnapshotProgress != "" {
 		f = append(f, source.OffsetField{Name: snapshot.ProgressKey, Value: o.SnapshotProgress})
 	}
@@ -97,6 +107,8 @@ func ParseOffset(m map[string]any) (Offset, error) {
 		}
 	}
 	o.SnapshotProgress, _ = m[snapshot.ProgressKey].(string)
+	o.Transaction = source.ParseTxOffset(m)
+	o.Incremental = incremental.ParseOffset(m)
 	o.LastSnapshotRecord, _ = m["last_snapshot_record"].(bool)
 	o.SnapshotCompleted, _ = m["snapshot_completed"].(bool)
 	if o.LSN == 0 && o.LastProcessed == 0 {

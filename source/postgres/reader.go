@@ -8,9 +8,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -20,6 +25,9 @@ import (
 
 	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/metrics"
+	"github.com/cdcd/cdcd/source/notify"
+	"github.com/cdcd/cdcd/source/signal"
 )
 
 // maxBatchEvents bounds a batch; a larger transaction is split into several batches that share its commit.
@@ -34,6 +42,9 @@ type Reader struct {
 	// headers are Debezium's context headers: this run's identity on every data record.
 	headers []source.Header
 
+	// server is the server's version and settings, read by Run before anything else.
+	server serverInfo
+
 	// statusEvery is how often the stream reports its position: status.update.interval.ms, but often
 	// enough that the server's wal_sender_timeout never fires while the pipeline is full.
 	statusEvery time.Duration
@@ -41,10 +52,26 @@ type Reader struct {
 	// Recorder, when set, is told about the slot and publication the reader creates.
 	Recorder Recorder
 
+	// KafkaSignals opens the kafka signal channel's consumer (signal.enabled.channels=kafka). The runtime
+	// sets it after NewReader.
+	KafkaSignals signal.KafkaOpener
+	// Waiting is source.Env.Waiting (may be nil).
+	Waiting func(what string)
+
 	// released is the highest LSN whose offset is durable: the only position ever reported to the server as
 	// flushed, so confirmed_flush_lsn never passes the durable offset.
 	released atomic.Uint64
+
+	// signals are the signals of the channels outside the database (the signal file, the Kafka topic, the REST API), for
+	// the stream goroutine to act on between two messages; its wake-up interrupts the wait for the next one.
+	signals *signal.Queue
 }
+
+var _ source.Signaler = (*Reader)(nil)
+
+// Signal queues a signal from outside the database for the stream to act on. It never blocks: with the
+// queue full it fails. Safe to call from any goroutine. Watermarks are the snapshot's own and refused.
+func (r *Reader) Signal(id, kind, data string) error { return r.signals.Signal(id, kind, data) }
 
 // Recorder learns which slots and publications a reader creates, so that the slot guardian can tell a
 // slot cdcd made for a connector that is gone (orphaned) from one it knows nothing of (foreign).
@@ -72,7 +99,9 @@ func (r *Reader) record(kind, name string) {
 
 // NewReader returns a reader for cfg resuming after start (nil: no stored offset).
 func NewReader(cfg *Config, start *Offset, log *slog.Logger) *Reader {
-	r := &Reader{cfg: cfg, start: start, log: log, headers: source.ContextHeaders(cfg.TopicPrefix, "postgresql")}
+	metrics.Identify(cfg.Name, "postgres", cfg.TopicPrefix) // debezium.postgres:…,server=<topic.prefix>
+	r := &Reader{cfg: cfg, start: start, log: log, headers: source.ContextHeaders(cfg.TopicPrefix, "postgresql"),
+		signals: signal.NewQueue(cfg.Name)}
 	if start != nil {
 		r.released.Store(uint64(start.ResumeLSN()))
 	}
@@ -114,11 +143,10 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	}
 	defer sqlConn.Close(context.Background())
 
-	senderTimeout, err := checkServer(ctx, sqlConn, r.cfg)
-	if err != nil {
+	if r.server, err = checkServer(ctx, sqlConn, r.cfg); err != nil {
 		return err
 	}
-	r.statusEvery = statusInterval(r.cfg.StatusInterval, senderTimeout)
+	r.statusEvery = statusInterval(r.cfg.StatusInterval, r.server.senderTimeout)
 	if err := ensurePublication(ctx, sqlConn, r.cfg, r.log, func() { r.record("publication", r.cfg.PublicationName) }); err != nil {
 		return err
 	}
@@ -126,18 +154,30 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	if err != nil {
 		return err
 	}
+	if slot.exists {
+		if err := r.ensureFailover(ctx, sqlConn); err != nil {
+			return err
+		}
+	}
 	startLSN, lost, err := r.resumePosition(slot)
 	if err != nil {
 		return err
 	}
 	state := snapshot.State{HasOffset: r.start != nil, PositionLost: lost}
 	var prev *snapshot.Progress
+	var blocking *blockingRequest // a blocking snapshot the stored offset was written in
 	if r.start != nil && r.start.SnapshotInProgress() {
 		state.InProgress = true
 		if r.start.SnapshotProgress != "" {
 			if prev, err = snapshot.DecodeProgress(r.start.SnapshotProgress); err != nil {
 				return source.Fatal(err)
 			}
+		}
+		if r.start.Snapshot == "BLOCKING" {
+			// Not snapshot.mode's business: streaming resumes at the blocking snapshot's position, which
+			// first finishes the tables it had left.
+			state.InProgress, blocking = false, resumedBlocking(prev)
+			prev = nil
 		}
 	}
 	plan := r.cfg.SnapshotMode.Decide(state)
@@ -171,8 +211,28 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	}
 
 	st := newStreamState(r.cfg, sqlConn, r.start, r.headers, r.log)
+	st.blocking = blocking
+	if r.cfg.Signals.File {
+		go r.signals.PollFile(ctx, r.cfg.Signals.FilePath, r.cfg.Signals.PollInterval, r.log)
+	}
+	if r.cfg.Signals.Kafka {
+		// Its signals wait in the queue until the stream loop takes them; its last commit is bounded.
+		stop, err := r.signals.StartKafka(ctx, r.KafkaSignals, r.cfg.Signals.KafkaChannel, r.cfg.Signals.PollInterval, r.log)
+		if err != nil {
+			return source.Fatal(err)
+		}
+		defer stop()
+	}
+	if !plan.Snapshot {
+		st.notify(notify.Notification{AggregateType: notify.InitialSnapshot, Type: notify.Skipped})
+	}
+	if r.start != nil {
+		if err := st.inc.Resume(r.start.Incremental); err != nil {
+			return source.Fatal(err)
+		}
+	}
 	if plan.Snapshot {
-		progress, err := r.snapshot(ctx, out, exp, startLSN, prev)
+		progress, err := r.snapshot(ctx, out, exp, startLSN, prev, r.initialSnapshot())
 		if err != nil {
 			return err
 		}
@@ -194,7 +254,8 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if source.IsFatal(err) || attempts >= r.cfg.SlotMaxRetries {
+		var lost *sqlConnectionLost
+		if source.IsFatal(err) || errors.As(err, &lost) || attempts >= r.cfg.SlotMaxRetries {
 			return err
 		}
 		attempts++
@@ -203,6 +264,11 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(r.cfg.SlotRetryDelay):
+		}
+		// The server may have restarted, taking the SQL connection with it; streaming on would fail at the
+		// next catalog read. Then the task starts again with new connections, from the durable offset.
+		if perr := pingWithin(ctx, sqlConn, r.cfg.SlotRetryDelay+5*time.Second); perr != nil {
+			return &sqlConnectionLost{fmt.Errorf("after the replication connection was lost (%w), the SQL connection to %s did not answer: %w", err, r.cfg.addr(), perr)}
 		}
 		// Restart from what is durable: anything read but not yet released is read again and the pipeline
 		// has already delivered or will redeliver it (at-least-once).
@@ -213,17 +279,21 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 
 // stream runs one replication connection from startLSN.
 func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out chan<- source.Batch) error {
-	conn, err := pgconn.Connect(ctx, r.cfg.dsn(true))
+	conn, err := r.cfg.connectReplication(ctx)
 	if err != nil {
 		return fmt.Errorf("replication connection to %s: %w", r.cfg.addr(), err)
 	}
 	defer conn.Close(context.Background())
 
-	args := []string{"proto_version '1'", fmt.Sprintf("publication_names '%s'", r.cfg.PublicationName), "messages 'true'"}
+	args := []string{"proto_version '1'", publicationNamesArg(r.cfg.PublicationName)}
+	args = append(args, r.server.pluginArgs()...) // options the server's version knows
 	if err := pglogrepl.StartReplication(ctx, conn, r.cfg.SlotName, startLSN, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
 		return source.Fatal(fmt.Errorf("START_REPLICATION of slot %q at %s: %w", r.cfg.SlotName, startLSN, err))
 	}
 	r.log.Info("streaming", "slot", r.cfg.SlotName, "from", startLSN.String())
+	if err := st.inc.Resumed(ctx); err != nil {
+		return err
+	}
 	st.metrics.Connected(true)
 	defer st.metrics.Connected(false)
 
@@ -250,8 +320,15 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 	// deadline per message cost an allocation and a watcher registration in pgconn for every change.)
 	socket := conn.Conn()
 	defer context.AfterFunc(ctx, func() { socket.SetReadDeadline(time.Now()) })()
+	wake := func() { socket.SetReadDeadline(time.Now()) }
+	r.signals.SetWake(wake)
+	defer r.signals.SetWake(nil)
 	var readDeadline time.Time
+	var idle idleConfirm // keepalive positions recorded while no captured table changes (idle.go)
 	for {
+		// INVARIANT: an idle batch's position is released, like any batch's, only after Kafka acknowledged
+		// every batch before it and its offset is durable; offer only adds it to what is handed over.
+		idle.offer(st, LSN(r.released.Load()))
 		// Hand over every finished batch first. While the pipeline is full, keep the connection alive: the
 		// status ticker fires inside the same select.
 		for len(st.ready) > 0 {
@@ -266,6 +343,15 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 				return ctx.Err()
 			}
 		}
+		// A blocking snapshot runs between transactions, after everything streamed before it is handed
+		// over; the stream goes on from where it paused, dropping the changes the snapshot holds.
+		if st.blocking != nil && !st.inTx {
+			// An idle batch (idle.go) may stand past the last commit: the snapshot's offsets must not fall behind it.
+			if err := r.blockingSnapshot(ctx, st, max(st.lastCommit, startLSN, idle.at), out, sendStatus); err != nil {
+				return err
+			}
+			continue
+		}
 		if time.Now().After(nextStatus) {
 			if err := sendStatus(); err != nil {
 				return fmt.Errorf("status update @ %s: %w", received, err)
@@ -274,6 +360,11 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 		select {
 		case <-heartbeat:
 			if err := st.heartbeat(ctx); err != nil {
+				return err
+			}
+			continue
+		case sig := <-r.signals.C():
+			if err := st.signal(ctx, sig, nil); err != nil {
 				return err
 			}
 			continue
@@ -293,28 +384,32 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 		msg, err := conn.ReceiveMessage(context.Background()) // Background: pgconn skips its context watcher
 		if err != nil {
 			if pgconn.Timeout(err) && ctx.Err() == nil {
+				readDeadline = time.Time{} // a wake-up may have moved it: set it again
 				continue
 			}
 			return fmt.Errorf("receive @ %s: %w", received, err)
 		}
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
-			switch m.Data[0] {
+			kind, ka, xld, err := parseCopyData(m.Data)
+			if err != nil {
+				return source.Fatal(fmt.Errorf("stream error @ %s: %w", received, err))
+			}
+			switch kind {
 			case pglogrepl.PrimaryKeepaliveMessageByteID:
-				ka, err := pglogrepl.ParsePrimaryKeepaliveMessage(m.Data[1:])
-				if err != nil {
-					return fmt.Errorf("keepalive @ %s: %w", received, err)
-				}
+				idle.heard(ka.ServerWALEnd, st)
 				if ka.ReplyRequested {
 					nextStatus = time.Time{}
 				}
 			case pglogrepl.XLogDataByteID:
-				xld, err := pglogrepl.ParseXLogData(m.Data[1:])
-				if err != nil {
-					return fmt.Errorf("xlogdata @ %s: %w", received, err)
-				}
 				if err := st.handle(ctx, xld); err != nil {
-					return source.Fatal(fmt.Errorf("stream error @ %s: %w", xld.WALStart, err))
+					at := max(received, xld.WALStart) // a relation message may carry no WAL position
+					if connectionLost(err) {
+						// The SQL connection (catalog reads, heartbeats, watermarks) went with the server:
+						// the task starts again with new connections, from the durable offset.
+						return &sqlConnectionLost{fmt.Errorf("stream error @ %s: %w", at, err)}
+					}
+					return source.Fatal(fmt.Errorf("stream error @ %s: %w", at, err))
 				}
 				received = max(received, xld.WALStart)
 				receivedGauge.Set(float64(received))
@@ -327,9 +422,73 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 	}
 }
 
+// sqlConnectionLost is a reader's failure because its SQL connection is gone (a server restart): not
+// fatal, the task restarts with new connections from its durable offset.
+type sqlConnectionLost struct{ err error }
+
+func (e *sqlConnectionLost) Error() string { return e.err.Error() }
+func (e *sqlConnectionLost) Unwrap() error { return e.err }
+
+// connectionLost reports whether err is a lost or refused connection, or the server shutting down, rather
+// than a problem with what was read or asked: what a reconnection heals.
+func connectionLost(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// connection_exception (08…), admin_shutdown, crash_shutdown, cannot_connect_now
+		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) || pgconn.SafeToRetry(err)
+}
+
+// pingWithin checks that conn answers within timeout.
+func pingWithin(ctx context.Context, conn *pgx.Conn, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return conn.Ping(ctx)
+}
+
+// parseCopyData decodes one CopyData message of the replication stream: kind says which of a primary
+// keepalive (ka) or WAL data (xld) it is; other kinds the stream does not use are returned undecoded. A
+// malformed message is an error: the server would send the same bytes again, so the caller fails the stream
+// (source.Fatal) with the position reached. Values, not pointers: nothing is allocated per message.
+func parseCopyData(data []byte) (kind byte, ka pglogrepl.PrimaryKeepaliveMessage, xld pglogrepl.XLogData, err error) {
+	if len(data) == 0 {
+		return 0, ka, xld, errors.New("empty CopyData message")
+	}
+	kind = data[0]
+	switch kind {
+	case pglogrepl.PrimaryKeepaliveMessageByteID:
+		if ka, err = pglogrepl.ParsePrimaryKeepaliveMessage(data[1:]); err != nil {
+			err = fmt.Errorf("keepalive: %w", err)
+		}
+	case pglogrepl.XLogDataByteID:
+		if xld, err = pglogrepl.ParseXLogData(data[1:]); err != nil {
+			err = fmt.Errorf("XLogData: %w", err)
+		}
+	}
+	return kind, ka, xld, err
+}
+
+// publicationNamesArg is pgoutput's publication_names option naming pub alone. pgoutput splits the value
+// at commas into identifiers and folds unquoted ones to lower case (SplitIdentifierString), so the name
+// goes in as a quoted identifier ("" for each "), as the publication was created, and that as a string
+// literal of the replication command (” for each '): every name PostgreSQL can hold reaches pgoutput as
+// it is, and none can add options.
+func publicationNamesArg(pub string) string {
+	ident := `"` + strings.ReplaceAll(pub, `"`, `""`) + `"`
+	return "publication_names '" + strings.ReplaceAll(ident, "'", "''") + "'"
+}
+
 func (r *Reader) connectSQL(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.Connect(ctx, r.cfg.dsn(false))
-	if err != nil {
+	conn, err := r.cfg.connectSQL(ctx)
+	var tlsErr *tlsError
+	switch {
+	case errors.As(err, &tlsErr):
+		// Names its keys, and is fatal.
+		return nil, fmt.Errorf("cannot connect to PostgreSQL at %s: %w", r.cfg.addr(), err)
+	case err != nil:
 		return nil, fmt.Errorf("cannot connect to PostgreSQL at %s (database.hostname, database.port, database.user, database.dbname): %w", r.cfg.addr(), err)
 	}
 	return conn, nil

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
 )
@@ -14,7 +12,7 @@ import (
 // CurrentSchemas builds the schemas of every table cfg captures from the catalog as it is now, the way a
 // snapshot of the table would: what a schema pre-flight check compares with the registry.
 func CurrentSchemas(ctx context.Context, cfg *Config, log *slog.Logger) ([]source.TableSchemas, error) {
-	conn, err := pgx.Connect(ctx, cfg.dsn(false))
+	conn, err := cfg.connectSQL(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", cfg.Server(), err)
 	}

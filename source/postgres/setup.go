@@ -39,7 +39,9 @@ func (c *Config) dsn(replication bool) string {
 			q.Set(key, value)
 		}
 	}
-	q.Set("application_name", "cdcd-"+c.Name)
+	for key, value := range c.connectParams() {
+		q.Set(key, value)
+	}
 	if replication {
 		q.Set("replication", "database")
 	}
@@ -47,31 +49,40 @@ func (c *Config) dsn(replication bool) string {
 	return u.String()
 }
 
-// checkServer refuses a server that cannot stream, naming the problem and the fix. It returns the server's
-// wal_sender_timeout (0: disabled), which bounds how long the reader may stay silent.
-func checkServer(ctx context.Context, conn *pgx.Conn, cfg *Config) (time.Duration, error) {
+// checkServer refuses a server that cannot stream, naming the problem and the fix. It returns what the
+// reader needs to know of the server: its version (which options and catalog columns exist) and its
+// wal_sender_timeout, which bounds how long the reader may stay silent.
+func checkServer(ctx context.Context, conn *pgx.Conn, cfg *Config) (serverInfo, error) {
+	var srv serverInfo
 	var walLevel string
 	var senderTimeoutMs int64
-	if err := conn.QueryRow(ctx, "SELECT current_setting('wal_level'), (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_sender_timeout')").Scan(&walLevel, &senderTimeoutMs); err != nil {
-		return 0, fmt.Errorf("reading wal_level: %w", err)
+	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version_num')::int, current_setting('wal_level'), (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_sender_timeout')").Scan(&srv.versionNum, &walLevel, &senderTimeoutMs); err != nil {
+		return srv, fmt.Errorf("reading server_version_num and wal_level: %w", err)
+	}
+	srv.senderTimeout = time.Duration(senderTimeoutMs) * time.Millisecond
+	if err := checkVersion(srv.versionNum, cfg.addr()); err != nil {
+		return srv, err
+	}
+	if err := checkFailover(srv.versionNum, cfg); err != nil {
+		return srv, err
 	}
 	if walLevel != "logical" {
-		return 0, source.Fatal(fmt.Errorf("PostgreSQL at %s has wal_level=%s; logical decoding needs wal_level=logical: set it in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart the server", cfg.addr(), walLevel))
+		return srv, source.Fatal(fmt.Errorf("PostgreSQL at %s has wal_level=%s; logical decoding needs wal_level=logical: set it in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart the server", cfg.addr(), walLevel))
 	}
 	var super, repl bool
 	if err := conn.QueryRow(ctx, "SELECT rolsuper, rolreplication FROM pg_roles WHERE rolname = current_user").Scan(&super, &repl); err != nil {
-		return 0, fmt.Errorf("reading the privileges of %q: %w", cfg.User, err)
+		return srv, fmt.Errorf("reading the privileges of %q: %w", cfg.User, err)
 	}
 	if !super && !repl {
-		return 0, source.Fatal(fmt.Errorf("user %q lacks the REPLICATION attribute needed to stream a slot: run ALTER ROLE %s WITH REPLICATION", cfg.User, pgx.Identifier{cfg.User}.Sanitize()))
+		return srv, source.Fatal(fmt.Errorf("user %q lacks the REPLICATION attribute needed to stream a slot: run ALTER ROLE %s WITH REPLICATION", cfg.User, pgx.Identifier{cfg.User}.Sanitize()))
 	}
-	return time.Duration(senderTimeoutMs) * time.Millisecond, nil
+	return srv, nil
 }
 
 // checkSnapshotPrivileges refuses a snapshot of tables the user may not read, before anything (a slot) is
 // created: the snapshot would fail half way.
 func checkSnapshotPrivileges(ctx context.Context, conn *pgx.Conn, cfg *Config, include func(schema, table string) bool) error {
-	tables, err := queryTables(ctx, conn, include)
+	tables, err := queryTables(ctx, conn, include, quotedName)
 	if err != nil || len(tables) == 0 {
 		return err
 	}
@@ -100,6 +111,11 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *sl
 		return fmt.Errorf("looking up publication %q: %w", cfg.PublicationName, err)
 	}
 	pub := pgx.Identifier{cfg.PublicationName}.Sanitize()
+	if exists {
+		if err := ensureViaRoot(ctx, conn, cfg, log); err != nil {
+			return err
+		}
+	}
 	switch cfg.PublicationMode {
 	case "disabled":
 		if !exists {
@@ -110,7 +126,7 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *sl
 		if exists {
 			return nil
 		}
-		_, err := conn.Exec(ctx, "CREATE PUBLICATION "+pub)
+		_, err := conn.Exec(ctx, "CREATE PUBLICATION "+pub+viaRootClause(cfg))
 		return wrapCreate(err, cfg, created)
 	case "all_tables":
 		if exists {
@@ -120,7 +136,7 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *sl
 			return err
 		}
 		log.Info("creating publication for all tables", "publication", cfg.PublicationName)
-		_, err := conn.Exec(ctx, "CREATE PUBLICATION "+pub+" FOR ALL TABLES")
+		_, err := conn.Exec(ctx, "CREATE PUBLICATION "+pub+" FOR ALL TABLES"+viaRootClause(cfg))
 		return wrapCreate(err, cfg, created)
 	case "filtered":
 		tables, err := capturedTables(ctx, conn, cfg)
@@ -135,11 +151,11 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *sl
 		} else if len(blocked) > 0 {
 			return identityError(blocked)
 		}
-		verb := "CREATE PUBLICATION " + pub + " FOR TABLE "
+		stmt := "CREATE PUBLICATION " + pub + " FOR TABLE " + strings.Join(tables, ", ") + viaRootClause(cfg)
 		if exists {
-			verb = "ALTER PUBLICATION " + pub + " SET TABLE "
+			stmt = "ALTER PUBLICATION " + pub + " SET TABLE " + strings.Join(tables, ", ")
 		}
-		_, err = conn.Exec(ctx, verb+strings.Join(tables, ", "))
+		_, err = conn.Exec(ctx, stmt)
 		if exists {
 			created = func() {}
 		}
@@ -192,15 +208,23 @@ func identityError(blocked []string) error {
 
 // userTables lists every ordinary and partitioned table outside the system schemas, as quoted identifiers.
 func userTables(ctx context.Context, conn *pgx.Conn) ([]string, error) {
-	return queryTables(ctx, conn, func(string, string) bool { return true })
+	return queryTables(ctx, conn, func(string, string) bool { return true }, quotedName)
 }
 
 // capturedTables lists the tables the filters select, as quoted identifiers.
 func capturedTables(ctx context.Context, conn *pgx.Conn, cfg *Config) ([]string, error) {
-	return queryTables(ctx, conn, cfg.Filter.IncludeTable)
+	return queryTables(ctx, conn, cfg.Filter.IncludeTable, quotedName)
 }
 
-func queryTables(ctx context.Context, conn *pgx.Conn, include func(schema, table string) bool) ([]string, error) {
+// capturedTableIDs lists the tables the filters select as Debezium names them in signals and offsets:
+// schema.table, unquoted.
+func capturedTableIDs(ctx context.Context, conn *pgx.Conn, cfg *Config) ([]string, error) {
+	return queryTables(ctx, conn, cfg.Filter.IncludeTable, func(s, t string) string { return s + "." + t })
+}
+
+func quotedName(schemaName, table string) string { return pgx.Identifier{schemaName, table}.Sanitize() }
+
+func queryTables(ctx context.Context, conn *pgx.Conn, include func(schema, table string) bool, name func(schema, table string) string) ([]string, error) {
 	rows, err := conn.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r','p') AND NOT c.relispartition AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg_toast%'
 		ORDER BY 1, 2`)
@@ -214,7 +238,7 @@ func queryTables(ctx context.Context, conn *pgx.Conn, include func(schema, table
 			return nil, err
 		}
 		if include(s, t) {
-			out = append(out, pgx.Identifier{s, t}.Sanitize())
+			out = append(out, name(s, t))
 		}
 	}
 	return out, rows.Err()
@@ -320,12 +344,14 @@ func (r *Reader) createSlot(ctx context.Context, export bool) (LSN, *exportedSna
 		r.log.Info("created replication slot with an exported snapshot", "slot", r.cfg.SlotName, "consistent_point", exp.position.String())
 		return exp.position, exp, nil
 	}
-	conn, err := pgconn.Connect(ctx, r.cfg.dsn(true))
+	conn, err := r.cfg.connectReplication(ctx)
 	if err != nil {
 		return 0, nil, fmt.Errorf("replication connection to %s: %w", r.cfg.addr(), err)
 	}
 	defer conn.Close(context.Background())
-	res, err := pglogrepl.CreateReplicationSlot(ctx, conn, r.cfg.SlotName, "pgoutput", pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "NOEXPORT_SNAPSHOT"})
+	stopWatch := r.watchSlotCreation(ctx, r.cfg.SlotName)
+	res, err := pglogrepl.CreateReplicationSlot(ctx, conn, r.cfg.SlotName, "pgoutput", pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: r.cfg.slotOptions("nothing", true)})
+	stopWatch()
 	if err != nil {
 		return 0, nil, slotCreateError(r.cfg.SlotName, err)
 	}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/cdcd/cdcd/schema/javacompat"
+	"github.com/cdcd/cdcd/source/notify"
 	"github.com/cdcd/cdcd/source/props"
 
 	"github.com/jackc/pglogrepl"
@@ -33,11 +36,13 @@ type exportedSnapshot struct {
 
 // exportSnapshot creates slot (temporary: dropped when conn closes) with an exported snapshot.
 func (r *Reader) exportSnapshot(ctx context.Context, slot string, temporary bool) (*exportedSnapshot, error) {
-	conn, err := pgconn.Connect(ctx, r.cfg.dsn(true))
+	conn, err := r.cfg.connectReplication(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("replication connection to %s: %w", r.cfg.addr(), err)
 	}
-	res, err := pglogrepl.CreateReplicationSlot(ctx, conn, slot, "pgoutput", pglogrepl.CreateReplicationSlotOptions{Temporary: temporary, Mode: pglogrepl.LogicalReplication, SnapshotAction: "EXPORT_SNAPSHOT"})
+	stopWatch := r.watchSlotCreation(ctx, slot)
+	res, err := pglogrepl.CreateReplicationSlot(ctx, conn, slot, "pgoutput", pglogrepl.CreateReplicationSlotOptions{Temporary: temporary, Mode: pglogrepl.LogicalReplication, SnapshotAction: r.cfg.slotOptions("export", !temporary)})
+	stopWatch()
 	if err != nil {
 		conn.Close(context.Background())
 		return nil, slotCreateError(slot, err)
@@ -55,6 +60,7 @@ func (r *Reader) exportSnapshot(ctx context.Context, slot string, temporary bool
 // a crash resumes after the last acknowledged chunk. prev is the stored progress of an interrupted snapshot.
 type snapshotRun struct {
 	r        *Reader
+	kind     snapshotKind
 	out      chan<- source.Batch
 	conn     *pgx.Conn
 	exp      *exportedSnapshot
@@ -73,6 +79,9 @@ type snapshotRun struct {
 	tablesDone                         int
 	lastReport                         time.Time
 	metrics                            *metrics.Snapshot
+
+	// tableIDs are the tables the snapshot reads, as its notifications list them.
+	tableIDs []string
 }
 
 // snapshotRow is a read row on its way out, with the progress it completes.
@@ -81,10 +90,33 @@ type snapshotRow struct {
 	src      *schema.Struct
 	firstRow bool
 	advance  func(p *snapshot.Progress)
+	notice   bool // ev is a notification: handed over in its place, but not a row
+}
+
+// notify queues an initial snapshot notification (random id) behind the rows read so far.
+func (s *snapshotRun) notify(ctx context.Context, status string, data map[string]string) error {
+	ev, ok := s.r.cfg.Notify.Send(notify.Notification{AggregateType: notify.InitialSnapshot, Type: status, Data: data}, s.r.cfg.TopicPrefix, time.Now(), s.r.log)
+	if !ok {
+		return nil
+	}
+	return s.add(ctx, snapshotRow{ev: ev, notice: true})
+}
+
+// snapshotKind is which snapshot runs: the initial one (snapshot.mode) or a blocking one a signal asked for.
+type snapshotKind struct {
+	name       string                              // the offset's snapshot value: INITIAL or BLOCKING
+	include    func(schemaName, table string) bool // the tables it reads
+	conditions map[string]string                   // schema.table → a WHERE condition (additional-conditions)
+}
+
+// initialSnapshot is the snapshot snapshot.mode takes: the captured tables, or those of
+// snapshot.include.collection.list.
+func (r *Reader) initialSnapshot() snapshotKind {
+	return snapshotKind{name: "INITIAL", include: r.includeInSnapshot}
 }
 
 // snapshot runs a snapshot and returns its progress, which tells the stream what the snapshot covers.
-func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exportedSnapshot, streamAt LSN, prev *snapshot.Progress) (*snapshot.Progress, error) {
+func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exportedSnapshot, streamAt LSN, prev *snapshot.Progress, kind snapshotKind) (*snapshot.Progress, error) {
 	// Every reading connection imports the exported snapshot before the exporting connection goes (which
 	// drops a temporary slot; a connector's own slot stays): they all see the same database state.
 	conns, err := r.importSnapshot(ctx, exp, max(1, r.cfg.SnapshotThreads))
@@ -98,11 +130,11 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 		return nil, err
 	}
 	conn := conns[0]
-	run := &snapshotRun{r: r, out: out, conn: conn, exp: exp, started: time.Now(), streamAt: streamAt, metrics: metrics.NewSnapshot(r.cfg.Name)}
+	run := &snapshotRun{r: r, kind: kind, out: out, conn: conn, exp: exp, started: time.Now(), streamAt: streamAt, metrics: metrics.NewSnapshot(r.cfg.Name)}
 	if err := conn.QueryRow(ctx, "SELECT txid_current()").Scan(&run.txID); err != nil {
 		return nil, fmt.Errorf("snapshot transaction id: %w", err)
 	}
-	tables, err := catalog.LoadAll(ctx, conn, r.includeInSnapshot)
+	tables, err := catalog.LoadAll(ctx, conn, kind.include)
 	if err != nil {
 		return nil, fmt.Errorf("listing the tables to snapshot: %w", err)
 	}
@@ -112,7 +144,13 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 	run.progress = planProgress(prev, tables, uint64(exp.position), uint64(streamAt))
 	run.startReport(ctx, tables)
 	defer run.metrics.Stop()
-	r.log.Info("snapshot started", "tables", len(run.progress.Tables), "rows_estimated", run.rowsEstimate, "threads", len(conns), "position", exp.position.String(), "resumed", prev != nil)
+	for _, t := range tables {
+		run.tableIDs = append(run.tableIDs, t.Schema+"."+t.Name)
+	}
+	if err := run.notify(ctx, notify.Started, nil); err != nil {
+		return nil, err
+	}
+	r.log.Info("snapshot started", "kind", kind.name, "tables", len(run.progress.Tables), "rows_estimated", run.rowsEstimate, "threads", len(conns), "position", exp.position.String(), "resumed", prev != nil)
 
 	byID := make(map[string]*catalog.Table, len(tables))
 	for _, t := range tables {
@@ -139,6 +177,9 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 	if err := run.readTables(ctx, conns, jobs); err != nil {
 		return nil, err
 	}
+	if err := run.notify(ctx, notify.Completed, nil); err != nil {
+		return nil, err
+	}
 	if err := run.finish(ctx); err != nil {
 		return nil, err
 	}
@@ -147,7 +188,7 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 			return nil, fmt.Errorf("ending the snapshot transaction: %w", err)
 		}
 	}
-	r.log.Info("snapshot finished", "tables", len(run.progress.Tables), "rows", run.rowsBefore+run.rowsRead, "took", time.Since(run.started).Round(time.Millisecond))
+	r.log.Info("snapshot finished", "kind", kind.name, "tables", len(run.progress.Tables), "rows", run.rowsBefore+run.rowsRead, "took", time.Since(run.started).Round(time.Millisecond))
 	return run.progress, nil
 }
 
@@ -186,8 +227,15 @@ func (s *snapshotRun) readTables(ctx context.Context, conns []*pgx.Conn, jobs []
 	done := make(chan struct{})
 	for _, conn := range conns {
 		go func() {
-			defer func() { done <- struct{}{} }()
-			for j := range next {
+			var j tableJob
+			defer func() {
+				// The reader's goroutine is guarded by the task; this one is not, and would take the process down.
+				if v := recover(); v != nil {
+					cancel(fmt.Errorf("snapshot of %s: %w", j.progress.ID, source.Recovered(v, nil)))
+				}
+				done <- struct{}{}
+			}()
+			for j = range next {
 				if err := s.table(ctx, conn, j); err != nil {
 					cancel(fmt.Errorf("snapshot of %s: %w", j.progress.ID, err))
 					return
@@ -283,34 +331,38 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 		lastKey, rows = nil, 0
 	}
 	resumed := lastKey != nil
+	// Debezium lists the tables of a table's start in its HashSet's order, of its end sorted.
+	if err := s.notify(ctx, notify.InProgress, map[string]string{"current_collection_in_progress": id,
+		"data_collections": strings.Join(javacompat.HashMapOrder(s.tableIDs), ",")}); err != nil {
+		return err
+	}
 	var held *snapshotRow // the newest row, its marker not yet final
 	for {
 		sql := "SELECT " + strings.Join(cols, ", ") + " FROM " + from
 		var params [][]byte
-		if chunked {
-			if lastKey != nil {
-				ph := make([]string, len(lastKey))
-				for i := range lastKey {
-					ph[i] = fmt.Sprintf("$%d", i+1)
-					params = append(params, []byte(lastKey[i]))
-				}
-				sql += " WHERE (" + strings.Join(keyCols, ", ") + ") > (" + strings.Join(ph, ", ") + ")"
+		var where []string
+		if cond := s.kind.conditions[id]; cond != "" {
+			where = append(where, "("+cond+")")
+		}
+		if chunked && lastKey != nil {
+			ph := make([]string, len(lastKey))
+			for i := range lastKey {
+				ph[i] = fmt.Sprintf("$%d", i+1)
+				params = append(params, []byte(lastKey[i]))
 			}
+			where = append(where, "("+strings.Join(keyCols, ", ")+") > ("+strings.Join(ph, ", ")+")")
+		}
+		if len(where) > 0 {
+			sql += " WHERE " + strings.Join(where, " AND ")
+		}
+		if chunked {
 			sql += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keyCols, ", "), s.r.cfg.SnapshotFetchSize)
 		}
 		rr := conn.PgConn().ExecParams(ctx, sql, params, nil, nil, nil)
 		n := 0
 		for rr.NextRow() {
 			values := rr.Values()
-			tuple := &pglogrepl.TupleData{Columns: make([]*pglogrepl.TupleDataColumn, len(values))}
-			for i, v := range values {
-				col := &pglogrepl.TupleDataColumn{DataType: pglogrepl.TupleDataTypeNull}
-				if v != nil {
-					col.DataType, col.Data = pglogrepl.TupleDataTypeText, append([]byte(nil), v...)
-				}
-				tuple.Columns[i] = col
-			}
-			row, err := t.row(tuple, nil)
+			row, err := t.row(textTuple(values), nil, snapshotted)
 			if err != nil {
 				rr.Close()
 				return err
@@ -363,11 +415,28 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 	if err := s.add(ctx, snapshotRow{advance: func(p *snapshot.Progress) { p.Table(id).Done = true }}); err != nil {
 		return err
 	}
+	if err := s.notify(ctx, notify.TableScanCompleted, map[string]string{"scanned_collection": id,
+		"data_collections": strings.Join(s.tableIDs, ","), "total_rows_scanned": strconv.FormatInt(rows, 10), "status": "SUCCEEDED"}); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	s.tablesDone++
 	s.mu.Unlock()
 	s.r.log.Info("snapshot of table finished", "table", id, "rows", rows)
 	return nil
+}
+
+// textTuple is a query result row in the stream's tuple form, copied: the result reader reuses its buffers.
+func textTuple(values [][]byte) *pglogrepl.TupleData {
+	tuple := &pglogrepl.TupleData{Columns: make([]*pglogrepl.TupleDataColumn, len(values))}
+	for i, v := range values {
+		col := &pglogrepl.TupleDataColumn{DataType: pglogrepl.TupleDataTypeNull}
+		if v != nil {
+			col.DataType, col.Data = pglogrepl.TupleDataTypeText, append([]byte(nil), v...)
+		}
+		tuple.Columns[i] = col
+	}
+	return tuple
 }
 
 // add queues a row (or a progress step) and hands a batch over when enough rows are queued.
@@ -411,14 +480,14 @@ func (s *snapshotRun) flush(ctx context.Context, final bool) error {
 		if row.advance != nil {
 			row.advance(s.progress)
 		}
-		if row.src != nil {
+		if row.src != nil || row.notice {
 			events = append(events, row.ev)
 		}
 	}
 	s.queue = append(s.queue[:0:0], s.queue[n:]...)
 	off := Offset{
 		LSN: s.streamAt, TxID: s.txID, TsUsec: s.started.UnixMicro(),
-		Snapshot: "INITIAL", LastSnapshotRecord: final, SnapshotCompleted: final,
+		Snapshot: s.kind.name, LastSnapshotRecord: final, SnapshotCompleted: final,
 		SnapshotProgress: s.progress.Encode(),
 	}
 	// The final offset keeps the progress while streaming still has to drop changes the snapshot holds, so a
@@ -497,6 +566,9 @@ func (s *snapshotRun) report(final bool) {
 		remaining = float64(s.rowsEstimate-scanned) / rate
 	}
 	s.metrics.Progress(s.tablesDone, scanned, remaining)
+	for _, tp := range s.progress.Tables {
+		s.metrics.TableRows(tp.ID, tp.Rows)
+	}
 	if !final && time.Since(s.lastReport) >= 10*time.Second {
 		s.lastReport = time.Now()
 		s.r.log.Info("snapshot progress", "tables_done", s.tablesDone, "tables", len(s.progress.Tables), "rows", scanned,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
+	"github.com/cdcd/cdcd/snapshot/incremental"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/metrics"
 )
@@ -52,12 +53,28 @@ type streamState struct {
 
 	rows rowDecoder // decodes inserts, updates and deletes without copying
 
+	txm *source.TxMonitor // provide.transaction.metadata; nil when off (see txmeta.go)
+
+	inc *incremental.Runner // signals and the incremental snapshot (incremental.go)
+	// blocking is a blocking snapshot waiting for the next transaction boundary (blocking.go).
+	blocking *blockingRequest
+	// syncWatermarks: the SQL session flushes its commits (incremental.go's WriteWatermark).
+	syncWatermarks bool
+
 	metrics *metrics.Stream
 }
 
 func newStreamState(cfg *Config, sql *pgx.Conn, start *Offset, headers []source.Header, log *slog.Logger) *streamState {
 	st := &streamState{cfg: cfg, sql: sql, log: log, tables: newTableCache(cfg, sql, headers, log), now: time.Now,
 		metrics: metrics.NewStream(cfg.Name)}
+	st.inc = st.newIncremental()
+	if cfg.ProvideTxMetadata {
+		var restored []source.OffsetField
+		if start != nil {
+			restored = start.Transaction
+		}
+		st.txm = source.NewTxMonitor(cfg.Topics.TransactionTopic(), restored)
+	}
 	if start != nil {
 		st.lastCommit = start.LastCommit
 		st.xid = uint32(start.TxID)
@@ -85,25 +102,26 @@ func (st *streamState) coverFrom(p *snapshot.Progress, streamStart LSN) {
 // resetAfterReconnect forgets what a lost connection left half read; the new connection sends it again.
 func (st *streamState) resetAfterReconnect() {
 	st.inTx, st.events, st.ready = false, nil, nil
+	st.inc.Revert() // the next chunk is read anew once the stream runs again
+	if st.txm != nil {
+		st.txm.Reset() // the transaction comes again from its BEGIN
+	}
 }
 
-// handle decodes one XLogData message. Errors here are fatal: they mean data cdcd cannot represent.
+// handle decodes one XLogData message. Errors here are fatal: they mean a malformed message or data cdcd
+// cannot represent, which a new connection would send again from the same position.
 func (st *streamState) handle(ctx context.Context, xld pglogrepl.XLogData) error {
 	lsn := xld.WALStart
-	if isRowMessage(xld.WALData) {
-		m, err := st.rows.decode(xld.WALData)
-		if err != nil {
-			return fmt.Errorf("decoding pgoutput message: %w", err)
-		}
-		return st.change(lsn, m.relation, m.op, m.old, m.oldKind, m.new)
-	}
-	msg, err := pglogrepl.Parse(xld.WALData)
+	row, msg, err := st.rows.decodeWAL(xld.WALData)
 	if err != nil {
-		return fmt.Errorf("decoding pgoutput message: %w", err)
+		return err
 	}
 	switch m := msg.(type) {
+	case nil:
+		return st.change(ctx, lsn, row.relation, row.op, row.old, row.oldKind, row.new)
 	case *pglogrepl.BeginMessage:
 		st.inTx, st.xid, st.commitTime, st.finalLSN, st.events = true, m.Xid, m.CommitTime, m.FinalLSN, st.events[:0]
+		st.txBegin(lsn)
 	case *pglogrepl.CommitMessage:
 		st.commit(m.TransactionEndLSN)
 	case *pglogrepl.RelationMessage:
@@ -126,6 +144,7 @@ func (st *streamState) commit(end LSN) {
 	st.lastCommit = end
 	st.skipBelow = 0
 	off := st.boundaryOffset(end, "COMMIT")
+	off.Transaction = st.txEnd(end)
 	if st.covered != nil {
 		if uint64(end) >= st.covered.MaxPosition() {
 			st.covered = nil
@@ -140,6 +159,15 @@ func (st *streamState) commit(end LSN) {
 // emit appends events of the open transaction; a transaction larger than one batch is handed over in parts
 // that carry no offset, so memory stays bounded by the pipeline's capacity, not by the transaction's size.
 func (st *streamState) emit(evs ...source.Event) {
+	for i := range evs {
+		st.txEvent(&evs[i])
+	}
+	st.appendEvents(evs...)
+}
+
+// appendEvents is emit without the transaction metadata: for incremental snapshot rows and notifications,
+// which Debezium dispatches past its transaction monitor (no transaction block, not counted).
+func (st *streamState) appendEvents(evs ...source.Event) {
 	st.events = append(st.events, evs...)
 	if len(st.events) >= maxBatchEvents {
 		st.ready = append(st.ready, source.Batch{Events: st.events})
@@ -194,7 +222,8 @@ func newSource(cfg *Config, ts time.Time, lastCommit, lsn LSN, schemaName, table
 // boundaryOffset is the offset cdcd records at a transaction boundary at lsn: resume there, nothing of the
 // transaction left to skip.
 func (st *streamState) boundaryOffset(lsn LSN, messageType string) Offset {
-	return Offset{LSN: lsn, LastProcessed: lsn, LastCommit: lsn, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: messageType}
+	return Offset{LSN: lsn, LastProcessed: lsn, LastCommit: lsn, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: messageType,
+		Incremental: st.inc.Offset()}
 }
 
 // sequence is Debezium's source.sequence: a JSON list of the last commit LSN and this change's LSN as
@@ -227,15 +256,16 @@ func (st *streamState) envelope(t *table, op string, before, after *schema.Struc
 }
 
 // change turns an insert, update or delete into events.
-func (st *streamState) change(lsn LSN, relID uint32, op byte, oldTuple *pglogrepl.TupleData, oldKind uint8, newTuple *pglogrepl.TupleData) error {
+func (st *streamState) change(ctx context.Context, lsn LSN, relID uint32, op byte, oldTuple *pglogrepl.TupleData, oldKind uint8, newTuple *pglogrepl.TupleData) error {
 	if lsn < st.skipBelow {
 		return nil
 	}
 	t, err := st.tables.get(relID)
-	if err != nil || t == nil {
+	if err != nil {
 		return err
 	}
-	if st.cfg.SkippedOps[op] {
+	if t == nil || st.cfg.SkippedOps[op] {
+		st.metrics.Filtered()
 		return nil
 	}
 	if st.covered != nil {
@@ -252,16 +282,27 @@ func (st *streamState) change(lsn LSN, relID uint32, op byte, oldTuple *pglogrep
 	}
 	var before, after *schema.Struct
 	if oldTuple != nil {
-		if before, err = t.row(oldTuple, nil); err != nil {
+		if before, err = t.row(oldTuple, nil, streamed); err != nil {
 			return fmt.Errorf("%s.%s old row: %w", t.schemaName, t.name, err)
 		}
 	}
 	if newTuple != nil {
-		if after, err = t.row(newTuple, before); err != nil {
+		if after, err = t.row(newTuple, before, streamed); err != nil {
 			return fmt.Errorf("%s.%s new row: %w", t.schemaName, t.name, err)
 		}
 	}
 	src := st.sourceInfo(lsn, t.schemaName, t.name, true)
+	if st.signalTable(t) {
+		row := after
+		if op == 'd' {
+			row = before
+		}
+		if err := st.sourceSignal(ctx, op, row, src); err != nil {
+			return err
+		}
+	}
+	st.dedupe(t, t.key(before))
+	st.dedupe(t, t.key(after))
 	st.metrics.Event(op)
 	switch op {
 	case 'c':
@@ -322,7 +363,7 @@ func (st *streamState) truncate(lsn LSN, m *pglogrepl.TruncateMessage) error {
 // message emits a logical decoding message (op "m") on <prefix>.message. A non-transactional message is
 // its own transaction: it is recorded at once, as Debezium does.
 func (st *streamState) message(lsn LSN, m *pglogrepl.LogicalDecodingMessage) error {
-	if lsn < st.skipBelow {
+	if lsn < st.skipBelow || !st.cfg.includesMessage(m.Prefix) {
 		return nil
 	}
 	keySchema, valueSchema := schema.PostgresMessageKeySchema(), st.tables.messageValueSchema()

@@ -200,10 +200,19 @@ func (t *table) schemaNames(adjuster *schema.NameAdjuster) (value, envelope, key
 	return names[0], names[1], names[2], nil
 }
 
+// rowOrigin says where a tuple was read: Debezium converts a few types differently in a snapshot (JDBC)
+// than in the stream (catalog.Converter.DecodeSnapshot).
+type rowOrigin bool
+
+const (
+	streamed    rowOrigin = false
+	snapshotted rowOrigin = true
+)
+
 // row decodes a tuple into the row struct. An unchanged TOASTed value ('u') is taken from old when the old
 // tuple carried it (REPLICA IDENTITY FULL), else it becomes unavailable.value.placeholder. A missing value of
 // a NOT NULL column (a key-only old tuple) becomes the column's fallback, as Debezium writes it.
-func (t *table) row(tuple *pglogrepl.TupleData, old *schema.Struct) (*schema.Struct, error) {
+func (t *table) row(tuple *pglogrepl.TupleData, old *schema.Struct, origin rowOrigin) (*schema.Struct, error) {
 	if len(tuple.Columns) != len(t.cols) {
 		return nil, fmt.Errorf("tuple has %d columns, relation has %d", len(tuple.Columns), len(t.cols))
 	}
@@ -218,7 +227,11 @@ func (t *table) row(tuple *pglogrepl.TupleData, old *schema.Struct) (*schema.Str
 		switch col.DataType {
 		case pglogrepl.TupleDataTypeText:
 			var err error
-			v, err = tc.conv.Decode(col.Data)
+			decode := tc.conv.Decode
+			if origin == snapshotted {
+				decode = tc.conv.DecodeSnapshot
+			}
+			v, err = decode(col.Data)
 			switch {
 			case errors.Is(err, catalog.ErrSpecialDecimal):
 				// Debezium writes null for a NaN or infinite numeric it cannot represent, with a warning.

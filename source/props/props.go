@@ -24,6 +24,9 @@ type Filter struct {
 	ColumnInclude, ColumnExclude []*regexp.Regexp // against "schema.table.column"
 	// System lists the schemas Debezium never captures (pg_catalog; mysql, sys…).
 	System []string
+	// Always are tables ("schema.table") captured whatever the lists say: the signal table, which
+	// Debezium adds to the table filter so that its signals and watermarks reach the connector.
+	Always []string
 }
 
 // IncludeSchema reports whether a schema (a MySQL database) is captured at all.
@@ -36,6 +39,9 @@ func (f Filter) IncludeSchema(name string) bool {
 
 // IncludeTable reports whether changes of schema.table are captured.
 func (f Filter) IncludeTable(schemaName, table string) bool {
+	if slices.Contains(f.Always, schemaName+"."+table) {
+		return true
+	}
 	if len(f.SchemaInclude) > 0 && !AnyMatch(f.SchemaInclude, schemaName) {
 		return false
 	}
@@ -92,14 +98,56 @@ func (e *ConfigError) Fatal() bool { return true }
 // ReasonRequired is the Reason of a missing required key.
 const ReasonRequired = "the key is required"
 
-// Parser reads typed values and collects every refusal, so a user sees all mistakes at once.
+// Parser reads typed values and collects every refusal, so a user sees all mistakes at once. It records
+// every key it is asked for, set or not: what a connector's parse reads is what it honours, and a test
+// holds that list against the connector's declared keys (see Read).
 type Parser struct {
 	props map[string]string
 	errs  []error
+	read  map[string]bool
 }
 
 // NewParser reads props.
-func NewParser(props map[string]string) *Parser { return &Parser{props: props} }
+func NewParser(props map[string]string) *Parser {
+	return &Parser{props: props, read: map[string]bool{}}
+}
+
+// Read reports whether the parse asked for key (through an accessor, Raw or Honour).
+func (p *Parser) Read(key string) bool { return p.read[key] }
+
+// Honour records that the parse acts on key without an accessor of its own (a key another step translated
+// into the one the parse reads, such as a deprecated alias).
+func (p *Parser) Honour(keys ...string) {
+	for _, k := range keys {
+		p.read[k] = true
+	}
+}
+
+// Raw is key's text as given and whether it is set.
+func (p *Parser) Raw(key string) (string, bool) {
+	p.read[key] = true
+	v, ok := p.props[key]
+	return v, ok
+}
+
+// WithPrefix returns the set keys under prefix, prefix removed (nil when there are none), and records
+// each as read: the caller honours or refuses every one of them.
+func (p *Parser) WithPrefix(prefix string) map[string]string {
+	var out map[string]string
+	for k, v := range p.props {
+		if rest, ok := strings.CutPrefix(k, prefix); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[rest] = v
+			p.read[k] = true
+		}
+	}
+	return out
+}
+
+// Add records refusals made elsewhere (see Refusals).
+func (p *Parser) Add(errs ...error) { p.errs = append(p.errs, errs...) }
 
 // Err is every refusal so far, joined, or nil.
 func (p *Parser) Err() error { return errors.Join(p.errs...) }
@@ -110,6 +158,7 @@ func (p *Parser) Fail(key, value, reason string) {
 }
 
 func (p *Parser) Str(key, def string) string {
+	p.read[key] = true
 	if v, ok := p.props[key]; ok {
 		return v
 	}
@@ -117,6 +166,7 @@ func (p *Parser) Str(key, def string) string {
 }
 
 func (p *Parser) OneOf(key, def string, allowed ...string) string {
+	p.read[key] = true
 	v, ok := p.props[key]
 	if !ok || strings.TrimSpace(v) == "" {
 		return def
@@ -140,6 +190,7 @@ func (p *Parser) NameAdjuster(key string, build func(mode string) (*schema.NameA
 }
 
 func (p *Parser) Integer(key string, def, min, max int) int {
+	p.read[key] = true
 	v, ok := p.props[key]
 	if !ok || strings.TrimSpace(v) == "" {
 		return def
@@ -161,6 +212,7 @@ func (p *Parser) Millis(key string, def int) time.Duration {
 }
 
 func (p *Parser) Boolean(key string, def bool) bool {
+	p.read[key] = true
 	v, ok := p.props[key]
 	if !ok || strings.TrimSpace(v) == "" {
 		return def
@@ -176,6 +228,7 @@ func (p *Parser) Boolean(key string, def bool) bool {
 }
 
 func (p *Parser) RegexList(key string) []*regexp.Regexp {
+	p.read[key] = true
 	v := strings.TrimSpace(p.props[key])
 	if v == "" {
 		return nil
@@ -204,6 +257,7 @@ func (p *Parser) Exclusive(a, b string) {
 
 // keyColumns parses message.key.columns: "schema.table:col1,col2;schema.table2:col" (Debezium's form).
 func (p *Parser) KeyColumns(key string) map[string][]string {
+	p.read[key] = true
 	v := strings.TrimSpace(p.props[key])
 	if v == "" {
 		return nil

@@ -1,13 +1,12 @@
 package types
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cdcd/cdcd/e2e/testenv"
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/schema/jsonconv"
@@ -81,7 +80,7 @@ func (h historyColumn) column() tables.Column {
 func goldenTables(t *testing.T, variant string) map[string][][]tables.Column {
 	t.Helper()
 	out := map[string][][]tables.Column{}
-	for _, line := range readLines(t, filepath.Join(goldenDir, variant, "schema-history.jsonl")) {
+	for _, line := range testenv.JSONLines(t, filepath.Join(goldenDir, variant, "schema-history.jsonl")) {
 		var rec struct{ Value string }
 		if err := json.Unmarshal(line, &rec); err != nil {
 			t.Fatal(err)
@@ -126,7 +125,7 @@ type fieldSchema struct {
 func goldenRecords(t *testing.T, variant string) []goldenRecord {
 	t.Helper()
 	var out []goldenRecord
-	for _, line := range readLines(t, filepath.Join(goldenDir, variant, "capture.jsonl")) {
+	for _, line := range testenv.JSONLines(t, filepath.Join(goldenDir, variant, "capture.jsonl")) {
 		var rec struct {
 			Topic string
 			Value *string
@@ -182,25 +181,6 @@ func columnsFor(versions [][]tables.Column, fields []fieldSchema) []tables.Colum
 		}
 	}
 	return nil
-}
-
-func readLines(t *testing.T, path string) [][]byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		out = append(out, bytes.Clone(sc.Bytes()))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // fieldSchemaJSON is the schema node JsonConverter writes for a struct field named name with schema s.

@@ -24,6 +24,10 @@ type Converter interface {
 	// into the value for Schema, following schema.go's value table. An error means the text is not a
 	// valid value of the type, or a value Debezium cannot represent either (ErrSpecialDecimal).
 	Decode(text []byte) (any, error)
+	// DecodeSnapshot is Decode for a value a snapshot query read, as Debezium's snapshot reads it through
+	// JDBC rather than from the replication stream: the same but for the types whose streamed value
+	// Debezium resolves differently (name: its text here, null when streamed).
+	DecodeSnapshot(text []byte) (any, error)
 	// Unavailable is the value Debezium writes for an unchanged TOASTed column (tuple column kind 'u')
 	// when no old value is known: unavailable.value.placeholder as a string, as bytes for bytea, a
 	// one-element list for text-like arrays, and so on. It is nil for types Debezium has no placeholder
@@ -39,23 +43,26 @@ type decodeFunc func(text string) (any, error)
 
 // valueType is what a column type maps to, independent of the column's nullability and default.
 type valueType struct {
-	schema      *schema.Schema
-	decode      decodeFunc
-	fallback    any
-	unavailable any
+	schema         *schema.Schema
+	decode         decodeFunc
+	snapshotDecode decodeFunc // nil: decode
+	fallback       any
+	unavailable    any
 }
 
 type converter struct {
-	schema      *schema.Schema
-	decode      decodeFunc
-	fallback    any
-	unavailable any
+	schema         *schema.Schema
+	decode         decodeFunc
+	snapshotDecode decodeFunc
+	fallback       any
+	unavailable    any
 }
 
-func (c *converter) Schema() *schema.Schema          { return c.schema }
-func (c *converter) Decode(text []byte) (any, error) { return c.decode(string(text)) }
-func (c *converter) Unavailable() any                { return c.unavailable }
-func (c *converter) Fallback() any                   { return c.fallback }
+func (c *converter) Schema() *schema.Schema                  { return c.schema }
+func (c *converter) Decode(text []byte) (any, error)         { return c.decode(string(text)) }
+func (c *converter) DecodeSnapshot(text []byte) (any, error) { return c.snapshotDecode(string(text)) }
+func (c *converter) Unavailable() any                        { return c.unavailable }
+func (c *converter) Fallback() any                           { return c.fallback }
 
 // NewConverter maps a column to Debezium's representation under the given modes. It returns an error
 // wrapping ErrUnsupportedType for a type Debezium drops, and a plain error for invalid modes or a column
@@ -79,7 +86,10 @@ func NewConverter(col Column, m Modes) (Converter, error) {
 	}
 	s := *vt.schema
 	s.Optional = !col.NotNull
-	c := &converter{schema: &s, decode: vt.decode, fallback: vt.fallback, unavailable: vt.unavailable}
+	c := &converter{schema: &s, decode: vt.decode, snapshotDecode: vt.snapshotDecode, fallback: vt.fallback, unavailable: vt.unavailable}
+	if c.snapshotDecode == nil {
+		c.snapshotDecode = c.decode
+	}
 	if col.HasDefault {
 		if v, ok := defaultValue(col, ti, vt); ok {
 			s.Default, s.HasDefault = v, true
@@ -211,8 +221,10 @@ func (b builder) valueType(ti *TypeInfo, mod int32, inArray bool) (valueType, er
 		return b.stringType(&schema.Schema{Type: schema.String}), nil
 	case "name":
 		// ReplicationMessageColumnValueResolver has no case for name: without include.unknown.datatypes
-		// the value resolves to null, although the schema (JDBC VARCHAR) is a string.
+		// a streamed value resolves to null, although the schema (JDBC VARCHAR) is a string. A snapshot
+		// reads it through JDBC, as the string it is.
 		vt := b.stringType(&schema.Schema{Type: schema.String})
+		vt.snapshotDecode = vt.decode
 		vt.decode = func(string) (any, error) { return nil, nil }
 		return vt, nil
 	case "json", "jsonb":

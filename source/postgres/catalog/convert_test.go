@@ -186,3 +186,29 @@ func TestDecode(t *testing.T) {
 		})
 	}
 }
+
+// A name column is a string in the schema; Debezium writes a streamed value as null (its replication value
+// resolver has no case for name) and a snapshot value, read through JDBC, as its text. Every other type
+// decodes the same either way.
+func TestNameIsNullWhenStreamedAndItsTextInASnapshot(t *testing.T) {
+	c, err := NewConverter(builtin(pgtype.NameOID, -1), DefaultModes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Schema().Type != schema.String {
+		t.Errorf("schema %v, want a string", c.Schema().Type)
+	}
+	if v, err := c.Decode([]byte("pg_catalog")); err != nil || v != nil {
+		t.Errorf("streamed: %v, %v; want null", v, err)
+	}
+	if v, err := c.DecodeSnapshot([]byte("pg_catalog")); err != nil || v != "pg_catalog" {
+		t.Errorf("snapshot: %v, %v; want its text", v, err)
+	}
+	text, err := NewConverter(builtin(pgtype.TextOID, -1), DefaultModes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := text.DecodeSnapshot([]byte("x")); err != nil || v != "x" {
+		t.Errorf("text in a snapshot: %v, %v", v, err)
+	}
+}

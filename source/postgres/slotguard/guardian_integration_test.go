@@ -47,7 +47,11 @@ func newPGEnv(t *testing.T, cfg Config) *pgEnv {
 		t.Fatal(err)
 	}
 	log, logs := newLog()
-	e := &pgEnv{dsn: dsn, server: server, db: conn.Config().Database, conn: conn, reg: &fakeRegistry{}, ledger: ledger, clock: &fakeClock{now: t0}, logs: logs}
+	// From PostgreSQL 17 on the guardian takes a slot's inactivity from the server's own clock
+	// (pg_replication_slots.inactive_since): the fake clock starts a minute ahead of the real one, so a slot
+	// the test creates went inactive before the fake clock's start, as it would with one clock.
+	start := time.Now().Add(time.Minute).Truncate(time.Second)
+	e := &pgEnv{dsn: dsn, server: server, db: conn.Config().Database, conn: conn, reg: &fakeRegistry{}, ledger: ledger, clock: &fakeClock{now: start}, logs: logs}
 	e.g = New(cfg, e.reg, ledger, log)
 	e.g.now = e.clock.Now
 	return e

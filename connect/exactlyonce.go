@@ -1,0 +1,115 @@
+package connect
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cdcd/cdcd/connect/pipeline"
+	"github.com/cdcd/cdcd/sink"
+	"github.com/cdcd/cdcd/source"
+)
+
+// taskExactlyOnce is how one task delivers under exactly.once.source.support=enabled (Kafka Connect's
+// ExactlyOnceWorkerSourceTask): a transactional producer whose transactional.id is Connect's
+// <group.id>-<connector>-<task>, and the connector's transaction.boundary.
+type taskExactlyOnce struct {
+	transactionalID string
+	boundary        pipeline.Boundary
+	interval        time.Duration
+	maxRecords      int
+	commitTimeout   time.Duration
+}
+
+// exactlyOnce reads a task's exactly-once settings: nil when the worker does not have exactly-once
+// source support enabled. Then Connect ignores transaction.boundary and its interval; cdcd says so in
+// the log, once per task start, instead of saying nothing.
+func (w *Worker) exactlyOnce(name string, props map[string]string, log *slog.Logger) (*taskExactlyOnce, error) {
+	boundary := strings.ToLower(strings.TrimSpace(props["transaction.boundary"]))
+	if !w.cfg.ExactlyOnceSource {
+		for _, key := range []string{"transaction.boundary", "transaction.boundary.interval.ms"} {
+			if v, set := props[key]; set && !(key == "transaction.boundary" && boundary == "poll") {
+				log.Warn("connector setting has no effect: the worker does not have exactly.once.source.support=enabled", "key", key, "value", v)
+			}
+		}
+		return nil, nil
+	}
+	eos := &taskExactlyOnce{
+		transactionalID: w.taskTransactionalID(name),
+		interval:        w.flushInterval,
+		// A poll-bounded transaction holds at most what one Debezium poll returns: max.batch.size, whose
+		// other values the connectors refuse.
+		maxRecords:    2048,
+		commitTimeout: time.Minute,
+	}
+	switch boundary {
+	case "", "poll":
+		eos.boundary = pipeline.BoundaryPoll
+	case "interval":
+		eos.boundary = pipeline.BoundaryInterval
+	case "connector":
+		eos.boundary = pipeline.BoundaryConnector
+	default:
+		return nil, fmt.Errorf("invalid value %s for configuration transaction.boundary: String must be one of (case insensitive): poll, interval, connector", props["transaction.boundary"])
+	}
+	if v := strings.TrimSpace(props["transaction.boundary.interval.ms"]); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms < 0 {
+			return nil, fmt.Errorf("invalid value %s for configuration transaction.boundary.interval.ms: Value must be at least 0", v)
+		}
+		eos.interval = time.Duration(ms) * time.Millisecond
+	}
+	if eos.interval <= 0 {
+		eos.interval = time.Millisecond
+	}
+	// The producer's transaction.timeout.ms bounds a commit: past it the coordinator aborts anyway.
+	if v, err := strconv.ParseInt(strings.TrimSpace(w.sinkConfig(name, props).Settings["transaction.timeout.ms"]), 10, 64); err == nil && v > 0 {
+		eos.commitTimeout = time.Duration(v) * time.Millisecond
+	}
+	return eos, nil
+}
+
+// taskTransactionalID is Connect's Worker.taskTransactionalId: <group.id>-<connector>-<task>. cdcd's
+// connectors run one task, task 0.
+func (w *Worker) taskTransactionalID(name string) string {
+	return fmt.Sprintf("%s-%s-%d", w.cfg.GroupID, name, 0)
+}
+
+// fenceZombies fences the producers of a connector's tasks (Connect's zombie fencing): each task's
+// transactional.id is taken over, so a task of an earlier generation still running somewhere fails its
+// next commit and its open transaction is aborted.
+func (w *Worker) fenceZombies(ctx context.Context, name string, props map[string]string) error {
+	fencer, ok := w.sinks.(sink.Fencer)
+	if !ok {
+		return &RequestError{Kind: ServerError, Message: "the sink has no transactions to fence"}
+	}
+	cfg := w.sinkConfig(name, props)
+	cfg.TransactionalID = w.taskTransactionalID(name)
+	if err := fencer.Fence(ctx, cfg); err != nil {
+		return fmt.Errorf("fencing the producers of connector %s (transactional.id %s): %w", name, cfg.TransactionalID, err)
+	}
+	return nil
+}
+
+// transactions is the pipeline's exactly-once configuration: each transaction ends with the task's
+// offset record, written to the worker's offsets topic (offset.storage.topic) by the task's own
+// transactional producer, as Connect writes it when the connector has no offsets topic of its own.
+func (e *taskExactlyOnce) transactions(s sink.Transactional, offsets storeOffsetWriter, topic string) *pipeline.Transactions {
+	return &pipeline.Transactions{
+		Sink: s,
+		OffsetRecord: func(offset []source.OffsetField) (sink.Record, error) {
+			value, err := offsets.encode(offset)
+			if err != nil {
+				return sink.Record{}, err
+			}
+			return sink.Record{Topic: topic, Key: offsets.key, Value: value}, nil
+		},
+		Boundary:      e.boundary,
+		Interval:      e.interval,
+		MaxRecords:    e.maxRecords,
+		CommitTimeout: e.commitTimeout,
+	}
+}

@@ -1,0 +1,157 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cdcd/cdcd/sink"
+	"github.com/cdcd/cdcd/source"
+)
+
+// txnLog is what a transactional run did, in order: the records of each committed transaction and
+// each position released.
+type txnLog struct {
+	mu     sync.Mutex
+	open   []string
+	events []string
+}
+
+func (l *txnLog) add(e string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, e)
+}
+
+func (l *txnLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.events)
+}
+
+// txnSink acknowledges every Send at once and logs each Commit with the records it made visible.
+type txnSink struct{ log *txnLog }
+
+func (s txnSink) Send(_ context.Context, recs []sink.Record, done func(error)) error {
+	s.log.mu.Lock()
+	for _, r := range recs {
+		s.log.open = append(s.log.open, r.Topic)
+	}
+	s.log.mu.Unlock()
+	done(nil)
+	return nil
+}
+
+func (s txnSink) Commit(_ context.Context, recs []sink.Record) error {
+	s.log.mu.Lock()
+	for _, r := range recs {
+		s.log.open = append(s.log.open, r.Topic+"="+string(r.Value))
+	}
+	committed := "commit " + strings.Join(s.log.open, " ")
+	s.log.open = nil
+	s.log.mu.Unlock()
+	s.log.add(committed)
+	return nil
+}
+
+func (txnSink) Flush(context.Context) error { return nil }
+func (txnSink) Close(context.Context) error { return nil }
+
+// releasingReader sends its batches, logs each Release, and waits for the end.
+type releasingReader struct {
+	batchReader
+	log *txnLog
+}
+
+func (r releasingReader) Release(p source.Position) { r.log.add(fmt.Sprintf("release %d", p)) }
+
+// With transaction.boundary=connector, every batch with an offset ends a transaction that holds its
+// offset record; the parts of a split source transaction (no offset) never end one; each position is
+// released only after the transaction holding its offset committed.
+func TestTransactionsCommitOffsetsWithTheirRecordsAndReleaseAfter(t *testing.T) {
+	log := &txnLog{}
+	p := &Pipeline{
+		Reader: releasingReader{log: log, batchReader: batchReader{batches: []source.Batch{
+			{Events: []source.Event{{Topic: "a"}}, Offset: off(1), Position: pos(1)},
+			{Events: []source.Event{{Topic: "b1"}}},                                   // a split source transaction…
+			{Events: []source.Event{{Topic: "b2"}}, Offset: off(2), Position: pos(2)}, // …and its end
+			{Events: []source.Event{{Topic: "c"}, {Topic: "c"}}, Offset: off(3), Position: pos(3)},
+		}}},
+		Encoder: topicEncoder{},
+		Sender:  txnSink{log},
+		Transactions: &Transactions{Sink: txnSink{log}, Boundary: BoundaryConnector,
+			OffsetRecord: func(o []source.OffsetField) (sink.Record, error) {
+				return sink.Record{Topic: "offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
+			}},
+		Log: slog.New(slog.DiscardHandler),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); len(log.snapshot()) < 6; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %v", log.snapshot())
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"commit a offsets=1", "release 1", "commit b1 b2 offsets=2", "release 2", "commit c c offsets=3", "release 3"}
+	if got := log.snapshot(); !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// With transaction.boundary=interval, a transaction open when the interval passes is committed even
+// when no batch follows; on the way out, an open transaction that ends at an offset is committed.
+func TestTransactionsIntervalAndFinalCommit(t *testing.T) {
+	for _, c := range []struct {
+		boundary Boundary
+		interval time.Duration
+	}{{BoundaryInterval, 20 * time.Millisecond}, {BoundaryPoll, 0}, {BoundaryInterval, time.Hour}} {
+		boundary := c.boundary
+		log := &txnLog{}
+		p := &Pipeline{
+			Reader:  releasingReader{log: log, batchReader: batchReader{batches: []source.Batch{{Events: []source.Event{{Topic: "a"}}, Offset: off(1), Position: pos(1)}}}},
+			Encoder: topicEncoder{},
+			Sender:  txnSink{log},
+			Transactions: &Transactions{Sink: txnSink{log}, Boundary: boundary, Interval: c.interval,
+				OffsetRecord: func(o []source.OffsetField) (sink.Record, error) {
+					return sink.Record{Topic: "offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
+				}},
+			Log: slog.New(slog.DiscardHandler),
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		// An hour's interval never passes here: the stop commits what was sent.
+		finalOnly := c.interval == time.Hour
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			log.mu.Lock()
+			sent := len(log.open) > 0
+			log.mu.Unlock()
+			if (finalOnly && sent) || len(log.snapshot()) >= 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("boundary %d: after 10 s: %v", boundary, log.snapshot())
+			}
+		}
+		if finalOnly && len(log.snapshot()) != 0 {
+			t.Fatalf("an hour's interval committed early: %v", log.snapshot())
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if got, want := log.snapshot(), []string{"commit a offsets=1", "release 1"}; !slices.Equal(got, want) {
+			t.Fatalf("boundary %d: got %q, want %q", boundary, got, want)
+		}
+	}
+}

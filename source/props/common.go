@@ -1,0 +1,39 @@
+package props
+
+// CommonRefused are the keys of Debezium's shared configuration (CommonConnectorConfig,
+// RelationalDatabaseConnectorConfig and the keys it reads outside its ConfigDef, ExtraKeys) that neither of
+// cdcd's connectors implements yet. A connector refuses them, with its own (Keys.Refused), unless they are at
+// their default.
+var CommonRefused = []string{
+	"database.query.timeout.ms", "database.initial.statements", "event.processing.failure.handling.mode",
+	"max.batch.size", "max.queue.size", "poll.interval.ms", "max.queue.size.in.bytes",
+	"snapshot.delay.ms", "streaming.delay.ms", "snapshot.max.threads.multiplier",
+	"legacy.snapshot.max.threads", "internal.legacy.snapshot.max.threads", "snapshot.mode.custom.name",
+	"snapshot.mode.configuration.based.snapshot.data", "snapshot.mode.configuration.based.snapshot.schema",
+	"snapshot.mode.configuration.based.start.stream",
+	"snapshot.mode.configuration.based.snapshot.on.schema.error",
+	"snapshot.mode.configuration.based.snapshot.on.data.error", "retriable.restart.connector.wait.ms",
+	"query.fetch.size",
+	"internal.log.position.check.enable", "internal.advanced.metrics.enable",
+	"executor.shutdown.timeout.ms", "openlineage.integration.enabled", "openlineage.integration.config.file.path",
+	"openlineage.integration.job.namespace", "openlineage.integration.job.description",
+	"openlineage.integration.job.tags", "openlineage.integration.job.owners",
+	"openlineage.integration.dataset.kafka.bootstrap.servers", "extended.headers.enabled",
+	"guardrail.collections.max", "guardrail.collections.limit.action", "custom.sanitize.pattern",
+	"statistics.metrics.enabled", "snapshot.lock.timeout.ms", "memory.management.schemas.class",
+	"memory.management.tables.class", "snapshot.query.mode", "snapshot.query.mode.custom.name",
+	"snapshot.locking.mode.custom.name", "converters", "post.processors", "topic.naming.strategy",
+	"transaction.metadata.factory",
+	"custom.metric.tags", "table.ignore.builtin", "topic.cache.size", "event.converting.failure.handling.mode",
+	"queue.provider.type", "skip.messages.without.change", "read.only", "snapshot.select.statement.overrides",
+	"include.schema.comments", "internal.snapshot.scan.all.columns.force", "snapshot.tables.order.by.row.count",
+	"sourceinfo.struct.maker",
+}
+
+// CommonFamilies are the prefixes under which Debezium's shared configuration reads keys it does not
+// declare one by one: the JDBC driver's options (database.*, driver.*), the signal and notification
+// channels' settings, per-table snapshot SELECTs, custom snapshotters' settings, OpenLineage's, and the
+// column mappers' (source/columns). A connector honours or refuses every key under them.
+var CommonFamilies = []string{"database.", "driver.", "signal.", "notification.", "snapshot.select.statement.overrides.",
+	"snapshot.mode.", "snapshot.query.mode.", "snapshot.locking.mode.", "openlineage.integration.",
+	"column.mask.", "column.truncate."}

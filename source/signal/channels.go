@@ -1,0 +1,145 @@
+package signal
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cdcd/cdcd/source/props"
+)
+
+// Channel names of signal.enabled.channels that cdcd reads.
+const (
+	ChannelSource = "source" // the signal table (signal.data.collection), read from the change stream
+	ChannelFile   = "file"   // signal.file, polled every signal.poll.interval.ms
+)
+
+// Config is a connector's signalling settings. POST /connectors/{name}/signals is always open to
+// operators (behind the REST API's authentication), whatever the channels.
+type Config struct {
+	// Table is signal.data.collection as schema.table ("" when unset): the source channel's table and
+	// where incremental snapshots write their watermarks.
+	Table               string
+	Source, File, Kafka bool
+	FilePath            string
+	// KafkaChannel is the kafka channel's settings (signal.kafka.*, signal.consumer.*), read whether the
+	// channel is on or not.
+	KafkaChannel KafkaConfig
+	PollInterval time.Duration
+	// ChunkSize is incremental.snapshot.chunk.size: rows an incremental snapshot reads per window.
+	ChunkSize int
+	// DeleteWatermarks is incremental.snapshot.watermarking.strategy=insert_delete: a window is closed by
+	// deleting its open watermark instead of inserting a close watermark, so the signal table stays small.
+	DeleteWatermarks bool
+}
+
+// ReadConfig reads the signalling keys Debezium's CommonConnectorConfig declares, signal.file, and the
+// kafka channel's keys (Debezium's KafkaSignalChannel: signal.kafka.*, signal.consumer.*); topicPrefix is
+// the connector's topic.prefix, the key of its Kafka signals. The jmx and in-process channels are refused
+// with what to use instead.
+func ReadConfig(p *props.Parser, topicPrefix string) Config {
+	c := Config{
+		Table:        p.Str("signal.data.collection", ""),
+		FilePath:     p.Str("signal.file", "file-signals.txt"),
+		PollInterval: p.Millis("signal.poll.interval.ms", 5000),
+		ChunkSize:    p.Integer("incremental.snapshot.chunk.size", 1024, 1, 1<<20),
+	}
+	c.DeleteWatermarks = p.OneOf("incremental.snapshot.watermarking.strategy", "insert_insert", "insert_insert", "insert_delete") == "insert_delete"
+	channels, _ := p.Raw("signal.enabled.channels")
+	if _, set := p.Raw("signal.enabled.channels"); !set {
+		channels = ChannelSource
+	}
+	p.Str("signal.enabled.channels", "")
+	for _, ch := range strings.Split(channels, ",") {
+		switch ch = strings.TrimSpace(ch); ch {
+		case "":
+		case ChannelSource:
+			c.Source = true
+		case ChannelFile:
+			c.File = true
+		case ChannelKafka:
+			c.Kafka = true
+		case "jmx", "in-process":
+			p.Fail("signal.enabled.channels", channels, fmt.Sprintf("cdcd does not read the %s signal channel yet; use source (the signal table), file (signal.file), kafka (signal.kafka.topic) or POST /connectors/{name}/signals", ch))
+		default:
+			p.Fail("signal.enabled.channels", channels, fmt.Sprintf("unknown signal channel %q; the channels are source, file and kafka", ch))
+		}
+	}
+	c.KafkaChannel = readKafka(p, topicPrefix, c.Kafka)
+	if c.Table != "" && strings.Count(c.Table, ".") != 1 {
+		p.Fail("signal.data.collection", c.Table, "name the signal table as <schema>.<table>")
+	}
+	return c
+}
+
+// maxSignalFile bounds what one poll of the signal file reads: signals are a few hundred bytes each.
+const maxSignalFile = 1 << 20
+
+// PollFile reads the signals in the signal file, one JSON document per line, and empties the file, as
+// Debezium's FileSignalChannel does. A missing file holds no signals. A line that is not a signal is
+// returned in bad (with its line number) and dropped, so one typo does not block the signals after it.
+func PollFile(path string) (signals []Signal, bad []error, err error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("signal.file %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSignalFile+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("signal.file %s: %w", path, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil, nil
+	}
+	if err := f.Truncate(0); err != nil {
+		return nil, nil, fmt.Errorf("signal.file %s: emptying it after reading: %w", path, err)
+	}
+	if len(data) > maxSignalFile {
+		return nil, []error{fmt.Errorf("signal.file %s: more than %d bytes; its signals were dropped", path, maxSignalFile)}, nil
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, maxSignalFile)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		s, err := Parse(line)
+		if err != nil {
+			bad = append(bad, fmt.Errorf("signal.file %s line %d: %w", path, n, err))
+			continue
+		}
+		signals = append(signals, s)
+	}
+	return signals, bad, nil
+}
+
+// Seen remembers the ids of the signals a reader has acted on in this run, so that one read again after
+// a reconnection (the stream restarts from the durable position) is not acted on twice. Bounded: it
+// forgets the oldest beyond its capacity.
+type Seen struct {
+	ids []string
+}
+
+const seenCapacity = 256
+
+// First reports whether id is new, and remembers it.
+func (s *Seen) First(id string) bool {
+	if slices.Contains(s.ids, id) {
+		return false
+	}
+	if len(s.ids) == seenCapacity {
+		s.ids = s.ids[1:]
+	}
+	s.ids = append(s.ids, id)
+	return true
+}

@@ -1,0 +1,1 @@
+../incremental-snapshot/extra-schema.sql
