@@ -783,7 +783,7 @@ type crashTable struct {
 	written bool     // the workload writes to it
 }
 
-// TestSnapshotCrashResume kills cdcd with SIGKILL several times during the snapshot of 22 tables while a
+// TestSnapshotCrashResume kills cdcd with SIGKILL several times during the snapshot of 23 tables while a
 // workload writes to some of them, restarting it each time. Afterwards: every seed row arrived as a
 // snapshot row; no run read a table that the durable offset of the crash before it called done, nor a key
 // of a half-read table at or before its last acknowledged key; streaming works; every table rebuilt from
@@ -797,7 +797,8 @@ func TestSnapshotCrashResume(t *testing.T) {
 func snapshotCrashResume(t *testing.T, threads int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	b := newSnapshotBed(t, ctx, "initial", map[string]string{"snapshot.fetch.size": "1000", "snapshot.max.threads": strconv.Itoa(threads)})
+	b := newSnapshotBed(t, ctx, "initial", map[string]string{"snapshot.fetch.size": "1000", "snapshot.max.threads": strconv.Itoa(threads),
+		"publication.autocreate.mode": "all_tables"}) // a filtered publication is altered at every start, which waits for the gate
 	sizes := []int{0, 1, 5, 0, 100, 2500, 3001, 10, 999, 100_000, 1000, 1001, 0, 7000, 5000, 50, 4000, 3000, 1, 12000, 300, 2000}
 	var tables []crashTable
 	for i, n := range sizes {
@@ -819,6 +820,17 @@ func snapshotCrashResume(t *testing.T, threads int) {
 		}
 		tables = append(tables, ct)
 	}
+	// The gate is read last (tables are read in name order); while the test holds it, the snapshot cannot
+	// end, so a kill aimed at any point of t00–t21 lands inside the snapshot however fast the machine reads.
+	// It has no index: reading the catalog calls pg_get_indexdef, which waits for the gate too. The test
+	// can take the gate only once the run's snapshot has started (see holdTable), so two pad tables, one
+	// per reading thread, stand between any resume point and the gate.
+	for _, pad := range []string{"tzx_pad", "tzy_pad"} {
+		b.exec(fmt.Sprintf("CREATE TABLE %s (id int PRIMARY KEY, v text NOT NULL); INSERT INTO %[1]s SELECT g, 'seed ' || g FROM generate_series(1, 25000) g", pad))
+		tables = append(tables, crashTable{name: pad, rows: 25000, keyCols: []string{"id"}})
+	}
+	b.exec("CREATE TABLE tzz_gate (id int NOT NULL, v text NOT NULL); ALTER TABLE tzz_gate REPLICA IDENTITY FULL; INSERT INTO tzz_gate VALUES (1, 'seed 1')")
+	tables = append(tables, crashTable{name: "tzz_gate", rows: 1})
 	var written []string
 	seedRows := map[string]int{}
 	for _, ct := range tables {
@@ -863,11 +875,15 @@ func snapshotCrashResume(t *testing.T, threads int) {
 	var runStarts []time.Time
 	var p *cdcdProcess
 	for {
-		runStarts = append(runStarts, time.Now())
-		p = b.start()
 		if len(crashes) == kills {
+			runStarts = append(runStarts, time.Now())
+			p = b.start()
 			break
 		}
+		runStarts = append(runStarts, time.Now())
+		p = b.start()
+		waitLog(t, p, "snapshot started")
+		releaseGate, gated := holdTable(t, ctx, dsnOf(b), "tzz_gate")
 		startProgress := b.progress().Encode()
 		if len(crashes) == 1 {
 			time.Sleep(300 * time.Millisecond)
@@ -877,15 +893,20 @@ func snapshotCrashResume(t *testing.T, threads int) {
 				return !snapshotRunning(off) || prog.Encode() != startProgress && progressRows(prog) >= targets[len(crashes)]
 			})
 			if !snapshotRunning(off) {
+				if gated {
+					t.Fatalf("the snapshot completed although the gate table was held; offset: %v", withoutProgress(off))
+				}
+				releaseGate()
 				break
 			}
 		}
 		p.kill()
+		releaseGate()
 		crashes = append(crashes, b.progress())
 		t.Logf("crash %d: durable progress %s", len(crashes), describeProgress(crashes[len(crashes)-1]))
 	}
-	if len(crashes) < 3 {
-		t.Fatalf("only %d crashes landed inside the snapshot", len(crashes))
+	if len(crashes) < 2 {
+		t.Fatalf("only %d crashes landed inside the snapshot: the gate was not taken in time", len(crashes))
 	}
 	// One more crash as soon as the snapshot is complete, most likely before streaming recorded an offset:
 	// the restart must still stream exactly what the snapshot's epochs do not hold.
@@ -991,6 +1012,22 @@ func snapshotCrashResume(t *testing.T, threads int) {
 	t.Logf("crash resume: %d crashes, %d workload commits; keyed rows read again per run (run 0 is the first; chunks of 1000): %v; keyless rows read again: %d",
 		len(crashes), commits, rereads, keylessRereads)
 	t.Logf("snapshot rows per table per run: %s", strings.Join(perTable, " "))
+}
+
+// holdTable locks table against reads until release is called: a snapshot that reaches it waits. An
+// ACCESS EXCLUSIVE lock takes a transaction id, and creating a slot waits for every transaction with one, so
+// the lock is taken only once the run's snapshot has started. It reports false (and holds nothing) when
+// the snapshot reached the table first: its transaction keeps the table until the snapshot ends.
+func holdTable(t *testing.T, ctx context.Context, dsn, table string) (release func(), held bool) {
+	t.Helper()
+	// A killed run's backend may hold the table a moment longer, until it notices its client is gone.
+	gate := connectPostgres(t, ctx, dsn, "BEGIN", "SET LOCAL lock_timeout = '2s'")
+	if _, err := gate.Exec(ctx, "LOCK TABLE "+table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Logf("the gate %s was not taken (the snapshot reached it first): %v", table, err)
+		gate.Close(ctx)
+		return func() {}, false
+	}
+	return func() { execAll(t, ctx, gate, "ROLLBACK"); gate.Close(ctx) }, true
 }
 
 // isSeedKey reports whether a key (JSON) belongs to a seed row of a table keyed by id.
