@@ -78,7 +78,10 @@ type Boundary int
 const (
 	// BoundaryPoll ends a transaction when the reader has no further batch ready, as Connect commits
 	// after each poll (which returns what the connector has queued), or once it holds
-	// Transactions.MaxRecords records.
+	// Transactions.MaxRecords records. "Ready" is measured over Transactions.PollLinger: the reader hands
+	// over one source transaction at a time through a short queue, so an empty queue is not yet a dry
+	// reader, and committing at every empty queue made transactions of a few records (a backlog then
+	// drained at the commit's round trips, a few hundred records a second).
 	BoundaryPoll Boundary = iota
 	// BoundaryInterval ends a transaction every Transactions.Interval.
 	BoundaryInterval
@@ -100,9 +103,16 @@ type Transactions struct {
 	Boundary     Boundary
 	Interval     time.Duration // BoundaryInterval's (transaction.boundary.interval.ms)
 	MaxRecords   int           // BoundaryPoll's bound (max.batch.size); 0: 2048
+	// PollLinger is how long BoundaryPoll waits, once no batch is ready, for a next one before it ends the
+	// transaction: the latency it adds when the source goes quiet. 0: DefaultPollLinger.
+	PollLinger time.Duration
 	// CommitTimeout bounds one commit: the acknowledgement of the transaction's records and EndTxn.
 	CommitTimeout time.Duration
 }
+
+// DefaultPollLinger is Transactions.PollLinger's default: several times the gap between two source
+// transactions read from a backlog, and a small part of a commit's round trips.
+const DefaultPollLinger = 5 * time.Millisecond
 
 // Run runs until ctx is cancelled or a part fails. On the way out it records the offset of everything Kafka
 // acknowledged, so a clean stop loses nothing and repeats nothing.
@@ -374,6 +384,9 @@ func (p *Pipeline) runTransactional(ctx context.Context, cancel context.CancelCa
 	if tx.MaxRecords <= 0 {
 		tx.MaxRecords = 2048
 	}
+	if tx.PollLinger <= 0 {
+		tx.PollLinger = DefaultPollLinger
+	}
 	t := transaction{p: p, tr: tr}
 	err := t.run(ctx, batches)
 	if err != nil {
@@ -383,7 +396,7 @@ func (p *Pipeline) runTransactional(ctx context.Context, cancel context.CancelCa
 	// Final commit: what the stop interrupted is committed if it ends at an offset, within the commit
 	// timeout. INVARIANT: what does not commit is aborted (by the next producer of the transactional.id)
 	// and read again after the restart.
-	if err == nil && tr.failure() == nil && t.offset != nil {
+	if err == nil && tr.failure() == nil && t.committable() {
 		err = t.commit()
 	}
 	if cause := context.Cause(ctx); err == nil && cause != nil && !errors.Is(cause, context.Canceled) {
@@ -401,8 +414,11 @@ type transaction struct {
 	tr      *tracker
 	records int                  // sent in the open transaction
 	offset  []source.OffsetField // of its last batch with one: what a commit records; nil when none
-	pos     source.Position
-	opened  time.Time
+	// split is set while the last batch sent was a part of a split source transaction (no offset): its
+	// records are in the open transaction but no offset stands for them, so it must not commit yet.
+	split  bool
+	pos    source.Position
+	opened time.Time
 }
 
 // run sends batches into transactions and commits them at the boundaries, until ctx ends or one fails.
@@ -421,6 +437,10 @@ func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err
 		defer ticker.Stop()
 		tick = ticker.C
 	}
+	// dry fires once no batch arrived for PollLinger (BoundaryPoll); nil while no transaction waits on it.
+	var dry <-chan time.Time
+	idle := time.NewTimer(tx.PollLinger)
+	defer idle.Stop()
 	t.opened = time.Now()
 	for {
 		b = source.Batch{}
@@ -429,8 +449,16 @@ func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err
 			return nil
 		case <-t.tr.failed:
 			return t.tr.failure()
+		case <-dry:
+			dry = nil
+			if t.committable() {
+				if err := t.commit(); err != nil {
+					return err
+				}
+			}
+			continue
 		case <-tick:
-			if t.offset != nil && time.Since(t.opened) >= tx.Interval {
+			if t.committable() && time.Since(t.opened) >= tx.Interval {
 				if err := t.commit(); err != nil {
 					return err
 				}
@@ -443,7 +471,9 @@ func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err
 			return err
 		}
 		t.records += n
-		if b.Offset == nil {
+		t.split = b.Offset == nil
+		if t.split {
+			dry = nil
 			continue // inside a source transaction: an offset would stand for a part of it
 		}
 		t.offset, t.pos = b.Offset, b.Position
@@ -452,17 +482,27 @@ func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err
 		case BoundaryConnector:
 			due = true
 		case BoundaryPoll:
-			due = len(batches) == 0 || t.records >= tx.MaxRecords
+			// Bounded: the transaction ends PollLinger after the reader ran dry, or at MaxRecords.
+			due = t.records >= tx.MaxRecords
+			if !due {
+				idle.Reset(tx.PollLinger)
+				dry = idle.C
+			}
 		case BoundaryInterval:
 			due = time.Since(t.opened) >= tx.Interval
 		}
 		if due {
+			dry = nil
 			if err := t.commit(); err != nil {
 				return err
 			}
 		}
 	}
 }
+
+// committable reports whether the open transaction may end now: it holds an offset, and no part of a
+// split source transaction was sent after it.
+func (t *transaction) committable() bool { return t.offset != nil && !t.split }
 
 // commit ends the open transaction with the offset record of its last offset, then releases the
 // offset's position. INVARIANT: Kafka transaction committed (its records and the offset) → source

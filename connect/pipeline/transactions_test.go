@@ -155,3 +155,109 @@ func TestTransactionsIntervalAndFinalCommit(t *testing.T) {
 		}
 	}
 }
+
+// pacedReader sends its batches one by one, batch i+1 once batch i was taken and gap(i) has passed,
+// then waits for the end: a source that reads a backlog of small source transactions.
+type pacedReader struct {
+	batches []source.Batch
+	gap     func(i int) time.Duration
+	log     *txnLog
+}
+
+func (r pacedReader) Run(ctx context.Context, out chan<- source.Batch) error {
+	for i, b := range r.batches {
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		time.Sleep(r.gap(i))
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (r pacedReader) Release(p source.Position) { r.log.add(fmt.Sprintf("release %d", p)) }
+
+// runUntil runs p until its log holds the entry last (or 10 s pass), then stops it and returns the log.
+func runUntil(t *testing.T, p *Pipeline, log *txnLog, last string) []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); !slices.Contains(log.snapshot(), last); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("after 10 s: %v", log.snapshot())
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return log.snapshot()
+}
+
+// With transaction.boundary=poll, a reader that hands over one small source transaction at a time, a
+// little slower than the pipeline takes them, does not get a Kafka transaction per source transaction:
+// the queue between them is empty after almost every batch, and a commit there made a backlog drain at
+// the commits' round trips. A transaction ends once the reader stayed dry for PollLinger.
+func TestTransactionsPollBoundaryWaitsOutShortGaps(t *testing.T) {
+	log := &txnLog{}
+	var batches []source.Batch
+	for i := 1; i <= 200; i++ {
+		batches = append(batches, source.Batch{Events: []source.Event{{Topic: "r"}}, Offset: off(i), Position: pos(i)})
+	}
+	p := &Pipeline{
+		Reader:  pacedReader{batches: batches, gap: func(int) time.Duration { return 50 * time.Microsecond }, log: log},
+		Encoder: topicEncoder{},
+		Sender:  txnSink{log},
+		Transactions: &Transactions{Sink: txnSink{log}, Boundary: BoundaryPoll, PollLinger: time.Second,
+			OffsetRecord: func(o []source.OffsetField) (sink.Record, error) {
+				return sink.Record{Topic: "offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
+			}},
+		Log: slog.New(slog.DiscardHandler),
+	}
+	got := runUntil(t, p, log, "release 200")
+	want := []string{"commit " + strings.Repeat("r ", 200) + "offsets=200", "release 200"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("200 source transactions read within a second of each other: got %d log entries %.300q, want one transaction", len(got), got)
+	}
+}
+
+// A boundary that comes due by time (the interval's tick, the poll boundary's dry reader) while a split
+// source transaction is half sent does not commit: the offset before it would stand for records after
+// it, and a crash would then deliver that part twice.
+func TestTransactionsNeverCommitInsideASplitSourceTransaction(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		boundary Boundary
+	}{{"interval", BoundaryInterval}, {"poll", BoundaryPoll}} {
+		t.Run(c.name, func(t *testing.T) {
+			log := &txnLog{}
+			p := &Pipeline{
+				// a and b1 go at once; b1 is a part of a split source transaction whose end comes 50 ms later.
+				Reader: pacedReader{log: log, gap: func(i int) time.Duration { return time.Duration(i) * 50 * time.Millisecond }, batches: []source.Batch{
+					{Events: []source.Event{{Topic: "a"}}, Offset: off(1), Position: pos(1)},
+					{Events: []source.Event{{Topic: "b1"}}},
+					{Events: []source.Event{{Topic: "b2"}}, Offset: off(2), Position: pos(2)},
+				}},
+				Encoder: topicEncoder{},
+				Sender:  txnSink{log},
+				Transactions: &Transactions{Sink: txnSink{log}, Boundary: c.boundary, Interval: time.Millisecond, PollLinger: time.Millisecond,
+					OffsetRecord: func(o []source.OffsetField) (sink.Record, error) {
+						return sink.Record{Topic: "offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
+					}},
+				Log: slog.New(slog.DiscardHandler),
+			}
+			got := runUntil(t, p, log, "release 2")
+			// Whether a commits alone depends on when the first tick comes; b1 never commits without b2.
+			for _, e := range got {
+				if strings.Contains(e, "b1") && !strings.Contains(e, "b1 b2 offsets=2") {
+					t.Fatalf("a commit inside the split source transaction: %q (log %q)", e, got)
+				}
+			}
+		})
+	}
+}
