@@ -4,7 +4,7 @@
 # a PostgreSQL 15 cluster that accepts TLS connections only (postgres_tls), a MariaDB that requires
 # TLS (mariadb_tls), a SASL_SSL listener on the same Kafka broker, and the certificates they use.
 #
-#   e2e/services.sh {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|all}
+#   e2e/services.sh {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|browser|all}
 #
 # All state lives under ${CDCD_E2E_DIR:-/var/tmp/cdcd-e2e}; ports come from CDCD_PG_PORT,
 # CDCD_PG_TLS_PORT, CDCD_MARIADB_PORT, CDCD_MARIADB_TLS_PORT, CDCD_KAFKA_PORT,
@@ -333,6 +333,14 @@ certs_start() {
 
 # The certificates are files, not a process: nothing to stop, and they are kept across restarts.
 certs_stop() { :; }
+
+# ---------------------------------------------------------------------------------------------
+# browser: Debian's chromium, which the status page's test (e2e/ui_test.go) renders /ui/ in,
+# headless. Nothing runs: each test starts its own chromium.
+
+browser_install() { apt_ensure chromium; }
+browser_start() { browser_install; }
+browser_stop() { :; }
 
 # ---------------------------------------------------------------------------------------------
 # What the database services share: a service SVC has the functions SVC_install, SVC_pid (prints
@@ -873,6 +881,10 @@ kafka_crash() { service_stop kafka KILL "$KAFKA_PID"; }
 
 service_status() {
 	local svc=$1 pid
+	if [[ $svc == browser ]]; then
+		if command -v chromium >/dev/null; then printf '%-12s installed (%s)\n' browser "$(command -v chromium)"; else printf '%-12s none\n' browser; return 1; fi
+		return 0
+	fi
 	if [[ $svc == certs ]]; then
 		if certs_pid >/dev/null; then printf '%-12s made (%s)\n' certs "$CERTS_DIR"; else printf '%-12s none\n' certs; return 1; fi
 		return 0
@@ -904,7 +916,7 @@ service_detail() {
 }
 
 usage() {
-	echo "usage: $0 {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|all}" >&2
+	echo "usage: $0 {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|browser|all}" >&2
 	exit 2
 }
 
@@ -927,9 +939,9 @@ main() {
 	(($# == 2)) || usage
 	local action=$1 target=${2//-/_} services svc rc=0
 	case $target in
-	postgres | postgres_tls | mariadb | mariadb_tls | kafka | certs) services=("$target") ;;
+	postgres | postgres_tls | mariadb | mariadb_tls | kafka | certs | browser) services=("$target") ;;
 	postgres13 | postgres14 | postgres16 | postgres17 | postgres18) services=("$target") ;;
-	all) services=(certs postgres postgres13 postgres18 postgres_tls mariadb mariadb_tls kafka) ;;
+	all) services=(certs browser postgres postgres13 postgres18 postgres_tls mariadb mariadb_tls kafka) ;;
 	*) usage ;;
 	esac
 	case $action in
