@@ -20,14 +20,22 @@ import (
 )
 
 // batchReader sends its batches, then waits for the end.
-type batchReader struct{ batches []source.Batch }
+// batchReader sends its batches one by one, batch i+1 once batch i was taken and gap(i) has passed (no
+// gap when nil), then waits for the end.
+type batchReader struct {
+	batches []source.Batch
+	gap     func(i int) time.Duration
+}
 
 func (r batchReader) Run(ctx context.Context, out chan<- source.Batch) error {
-	for _, b := range r.batches {
+	for i, b := range r.batches {
 		select {
 		case out <- b:
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+		if r.gap != nil {
+			time.Sleep(r.gap(i))
 		}
 	}
 	<-ctx.Done()

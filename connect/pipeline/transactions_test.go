@@ -156,29 +156,6 @@ func TestTransactionsIntervalAndFinalCommit(t *testing.T) {
 	}
 }
 
-// pacedReader sends its batches one by one, batch i+1 once batch i was taken and gap(i) has passed,
-// then waits for the end: a source that reads a backlog of small source transactions.
-type pacedReader struct {
-	batches []source.Batch
-	gap     func(i int) time.Duration
-	log     *txnLog
-}
-
-func (r pacedReader) Run(ctx context.Context, out chan<- source.Batch) error {
-	for i, b := range r.batches {
-		select {
-		case out <- b:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		time.Sleep(r.gap(i))
-	}
-	<-ctx.Done()
-	return ctx.Err()
-}
-
-func (r pacedReader) Release(p source.Position) { r.log.add(fmt.Sprintf("release %d", p)) }
-
 // runUntil runs p until its log holds the entry last (or 10 s pass), then stops it and returns the log.
 func runUntil(t *testing.T, p *Pipeline, log *txnLog, last string) []string {
 	t.Helper()
@@ -210,7 +187,7 @@ func TestTransactionsPollBoundaryWaitsOutShortGaps(t *testing.T) {
 		batches = append(batches, source.Batch{Events: []source.Event{{Topic: "r"}}, Offset: off(i), Position: pos(i)})
 	}
 	p := &Pipeline{
-		Reader:  pacedReader{batches: batches, gap: func(int) time.Duration { return 50 * time.Microsecond }, log: log},
+		Reader:  releasingReader{log: log, batchReader: batchReader{batches: batches, gap: func(int) time.Duration { return 50 * time.Microsecond }}},
 		Encoder: topicEncoder{},
 		Sender:  txnSink{log},
 		Transactions: &Transactions{Sink: txnSink{log}, Boundary: BoundaryPoll, PollLinger: time.Second,
@@ -238,11 +215,11 @@ func TestTransactionsNeverCommitInsideASplitSourceTransaction(t *testing.T) {
 			log := &txnLog{}
 			p := &Pipeline{
 				// a and b1 go at once; b1 is a part of a split source transaction whose end comes 50 ms later.
-				Reader: pacedReader{log: log, gap: func(i int) time.Duration { return time.Duration(i) * 50 * time.Millisecond }, batches: []source.Batch{
+				Reader: releasingReader{log: log, batchReader: batchReader{gap: func(i int) time.Duration { return time.Duration(i) * 50 * time.Millisecond }, batches: []source.Batch{
 					{Events: []source.Event{{Topic: "a"}}, Offset: off(1), Position: pos(1)},
 					{Events: []source.Event{{Topic: "b1"}}},
 					{Events: []source.Event{{Topic: "b2"}}, Offset: off(2), Position: pos(2)},
-				}},
+				}}},
 				Encoder: topicEncoder{},
 				Sender:  txnSink{log},
 				Transactions: &Transactions{Sink: txnSink{log}, Boundary: c.boundary, Interval: time.Millisecond, PollLinger: time.Millisecond,
