@@ -4,7 +4,7 @@
 # a PostgreSQL 15 cluster that accepts TLS connections only (postgres_tls), a MariaDB that requires
 # TLS (mariadb_tls), a SASL_SSL listener on the same Kafka broker, and the certificates they use.
 #
-#   e2e/services.sh {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|browser|all}
+#   e2e/services.sh {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|tools|all}
 #
 # All state lives under ${CDCD_E2E_DIR:-/var/tmp/cdcd-e2e}; ports come from CDCD_PG_PORT,
 # CDCD_PG_TLS_PORT, CDCD_MARIADB_PORT, CDCD_MARIADB_TLS_PORT, CDCD_KAFKA_PORT,
@@ -335,12 +335,13 @@ certs_start() {
 certs_stop() { :; }
 
 # ---------------------------------------------------------------------------------------------
-# browser: Debian's chromium, which the status page's test (e2e/ui_test.go) renders /ui/ in,
-# headless. Nothing runs: each test starts its own chromium.
+# tools: Debian's chromium, in which the status page's test (e2e/ui_test.go) renders /ui/ headless,
+# and promtool (Debian's prometheus package), which checks the alerting rules and the dashboard's
+# expressions (cmd/cdcd/deploy_test.go). Nothing runs: the tests start them.
 
-browser_install() { apt_ensure chromium; }
-browser_start() { browser_install; }
-browser_stop() { :; }
+tools_install() { apt_ensure chromium prometheus; }
+tools_start() { tools_install; }
+tools_stop() { :; }
 
 # ---------------------------------------------------------------------------------------------
 # What the database services share: a service SVC has the functions SVC_install, SVC_pid (prints
@@ -881,8 +882,8 @@ kafka_crash() { service_stop kafka KILL "$KAFKA_PID"; }
 
 service_status() {
 	local svc=$1 pid
-	if [[ $svc == browser ]]; then
-		if command -v chromium >/dev/null; then printf '%-12s installed (%s)\n' browser "$(command -v chromium)"; else printf '%-12s none\n' browser; return 1; fi
+	if [[ $svc == tools ]]; then
+		if command -v chromium >/dev/null && command -v promtool >/dev/null; then printf '%-12s installed (chromium, promtool)\n' tools; else printf '%-12s none\n' tools; return 1; fi
 		return 0
 	fi
 	if [[ $svc == certs ]]; then
@@ -916,7 +917,7 @@ service_detail() {
 }
 
 usage() {
-	echo "usage: $0 {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|browser|all}" >&2
+	echo "usage: $0 {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|tools|all}" >&2
 	exit 2
 }
 
@@ -939,9 +940,9 @@ main() {
 	(($# == 2)) || usage
 	local action=$1 target=${2//-/_} services svc rc=0
 	case $target in
-	postgres | postgres_tls | mariadb | mariadb_tls | kafka | certs | browser) services=("$target") ;;
+	postgres | postgres_tls | mariadb | mariadb_tls | kafka | certs | tools) services=("$target") ;;
 	postgres13 | postgres14 | postgres16 | postgres17 | postgres18) services=("$target") ;;
-	all) services=(certs browser postgres postgres13 postgres18 postgres_tls mariadb mariadb_tls kafka) ;;
+	all) services=(certs tools postgres postgres13 postgres18 postgres_tls mariadb mariadb_tls kafka) ;;
 	*) usage ;;
 	esac
 	case $action in
