@@ -32,6 +32,7 @@ lint:
 services:
 	$(SERVICES) start all
 	e2e/registry.sh start || echo "make: the schema registry did not start; the Avro registry test will skip" >&2
+	e2e/debezium/connect.sh install || echo "make: the reference Kafka Connect worker did not install; the tests beside Kafka Connect and Debezium will skip" >&2
 
 services-stop:
 	e2e/registry.sh stop
