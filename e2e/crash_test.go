@@ -88,7 +88,12 @@ func TestCrashSafety(t *testing.T) {
 	dsn := testenv.NewPostgresDB(t)
 	brokers := testenv.Kafka(t)
 	prefix := testenv.NewTopicPrefix(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	crashes, timeout := 8, 10*time.Minute // make soak: CDCD_SOAK_KILLS, with time for each
+	if n, err := strconv.Atoi(os.Getenv("CDCD_SOAK_KILLS")); err == nil && n > 0 {
+		crashes, timeout = n, time.Duration(n)*10*time.Second+5*time.Minute
+	}
+	// The workload, the monitor and every wait share this bound.
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 
 	db := createCrashTable(t, ctx, dsn)
@@ -143,12 +148,6 @@ func TestCrashSafety(t *testing.T) {
 		}
 	}()
 
-	crashes := 8 // make soak: CDCD_SOAK_KILLS
-	if n, err := strconv.Atoi(os.Getenv("CDCD_SOAK_KILLS")); err == nil && n > 0 {
-		crashes = n
-		ctx, cancel = context.WithTimeout(context.Background(), time.Duration(n)*10*time.Second+5*time.Minute)
-		defer cancel()
-	}
 	for i := range crashes {
 		time.Sleep(time.Duration(300+rand.IntN(1500)) * time.Millisecond)
 		p.kill()
