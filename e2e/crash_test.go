@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,14 +149,18 @@ func TestCrashSafety(t *testing.T) {
 		}
 	}()
 
+	var recoveries []time.Duration // from each restart until the slot streams again
 	for i := range crashes {
 		time.Sleep(time.Duration(300+rand.IntN(1500)) * time.Millisecond)
 		p.kill()
 		time.Sleep(time.Duration(rand.IntN(300)) * time.Millisecond)
+		restarted := time.Now()
 		p = startCdcd(t, workerPath, connPath)
 		waitSlotActive(t, ctx, db, conn["slot.name"], p)
+		recoveries = append(recoveries, time.Since(restarted))
 		t.Logf("crash %d/%d done", i+1, crashes)
 	}
+	slices.Sort(recoveries)
 	time.Sleep(time.Second)
 	want := work.stop(t)
 	got, dups := checkCrashDelivery(t, ctx, brokers, prefix+".public.crash", want)
@@ -168,8 +173,8 @@ func TestCrashSafety(t *testing.T) {
 	if checks == 0 {
 		t.Error("the slot/offset monitor never ran a check")
 	}
-	t.Logf("crash test: %d crashes, %d committed changes, %d events in Kafka, %d redelivered duplicates set aside, %d slot/offset checks",
-		crashes, len(want), len(got), dups, checks)
+	t.Logf("crash test: %d crashes, %d committed changes, %d events in Kafka, %d redelivered duplicates set aside, %d slot/offset checks; restart to streaming: median %v, max %v",
+		crashes, len(want), len(got), dups, checks, recoveries[len(recoveries)/2].Round(time.Millisecond), recoveries[len(recoveries)-1].Round(time.Millisecond))
 }
 
 // createCrashTable creates the crash workload's table (id, version) in dsn's database, with REPLICA IDENTITY
