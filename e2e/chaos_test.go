@@ -364,9 +364,11 @@ func (w *chaosWorkload) stop() (commits, failures int) {
 
 // idWatcher tails a topic and remembers the row ids its change events carry.
 type idWatcher struct {
-	t   *testing.T
-	cl  *kgo.Client
-	ids map[int]bool
+	t       *testing.T
+	cl      *kgo.Client
+	ids     map[int]bool
+	brokers []string
+	topic   string
 }
 
 func newIDWatcher(t *testing.T, brokers []string, topic string) *idWatcher {
@@ -376,7 +378,7 @@ func newIDWatcher(t *testing.T, brokers []string, topic string) *idWatcher {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	return &idWatcher{t: t, cl: cl, ids: map[int]bool{}}
+	return &idWatcher{t: t, cl: cl, ids: map[int]bool{}, brokers: brokers, topic: topic}
 }
 
 // wait polls until an event of row id arrived, for up to 3 minutes.
@@ -387,21 +389,51 @@ func (w *idWatcher) wait(ctx context.Context, id int, p *cdcdProcess) {
 	for !w.ids[id] {
 		fetches := w.cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			w.t.Fatalf("no event of row %d within 3 minutes; cdcd log:\n%s", id, tail(p.log.String(), 6000))
+			w.t.Fatalf("no event of row %d within 3 minutes (%s); cdcd log:\n%s", id, w.inTopic(id), tail(p.log.String(), 6000))
 		}
 		fetches.EachRecord(func(rec *kgo.Record) {
-			var ev struct {
-				Payload struct {
-					After *struct {
-						ID int `json:"id"`
-					} `json:"after"`
-				} `json:"payload"`
-			}
-			if json.Unmarshal(rec.Value, &ev) == nil && ev.Payload.After != nil {
-				w.ids[ev.Payload.After.ID] = true
+			if id, ok := eventRowID(rec.Value); ok {
+				w.ids[id] = true
 			}
 		})
 	}
+}
+
+// eventRowID is the id of the row after the change a JSON event with schemas carries.
+func eventRowID(value []byte) (int, bool) {
+	var ev struct {
+		Payload struct {
+			After *struct {
+				ID int `json:"id"`
+			} `json:"after"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(value, &ev) != nil || ev.Payload.After == nil {
+		return 0, false
+	}
+	return ev.Payload.After.ID, true
+}
+
+// inTopic says whether a fresh consumer finds an event of row id in the topic: whether cdcd did not deliver
+// it, or the watcher's own consumer did not recover from the fault.
+func (w *idWatcher) inTopic(id int) string {
+	broker, err := capture.NewBroker(w.brokers)
+	if err != nil {
+		return "a fresh consumer could not connect: " + err.Error()
+	}
+	defer broker.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	recs, err := broker.Read(ctx, capture.Selection{Topics: []string{w.topic}})
+	if err != nil {
+		return "a fresh consumer could not read the topic: " + err.Error()
+	}
+	for _, r := range recs {
+		if got, ok := eventRowID(r.Value); ok && got == id {
+			return fmt.Sprintf("it is in the topic at offset %d: the watcher's consumer did not recover", r.Offset)
+		}
+	}
+	return fmt.Sprintf("not in the topic's %d committed records either: cdcd did not deliver it", len(recs))
 }
 
 // TestChaosOffsetsDiskFull fills the file system of the offsets file (a small tmpfs) under the workload
