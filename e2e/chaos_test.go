@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -52,22 +54,27 @@ func chaosFaults() int {
 func TestChaosPostgresCrash(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	run, _, _ := startPostgresChaos(t, ctx, filepath.Join(t.TempDir(), "offsets.dat"))
+	run, _, _ := startPostgresChaos(t, ctx, filepath.Join(t.TempDir(), "offsets.dat"), nil)
 	t.Cleanup(func() { services(t, "start", "postgres") }) // first of the cleanups: the others need the server
 	run.name, run.fault = "postgres -m immediate", func() { services(t, "crash", "postgres"); services(t, "start", "postgres") }
 	runChaos(t, ctx, run)
 }
 
 // startPostgresChaos runs cdcd standalone on a new database's chaos table, with its offsets in offsetFile,
-// and returns the run without its name and fault, the setup connection and the connector config.
-func startPostgresChaos(t *testing.T, ctx context.Context, offsetFile string) (chaosRun, *pgx.Conn, map[string]string) {
+// and returns the run without its name and fault, the setup connection and the connector config. With a
+// partition, cdcd runs in its namespace, linked to the database and Kafka.
+func startPostgresChaos(t *testing.T, ctx context.Context, offsetFile string, part *netPartition) (chaosRun, *pgx.Conn, map[string]string) {
 	t.Helper()
 	dsn := testenv.NewPostgresDB(t)
 	brokers := testenv.Kafka(t)
 	prefix := testenv.NewTopicPrefix(t)
 	db := connectPostgres(t, ctx, dsn, "CREATE TABLE chaos (id int PRIMARY KEY, v bigint NOT NULL)", "ALTER TABLE chaos REPLICA IDENTITY FULL")
 	conn := pgConnector(t, dsn, "chaos", prefix, "public.chaos")
-	p := startStandalone(t, t.TempDir(), workerProps(brokers, offsetFile), conn)
+	netns := ""
+	if part != nil {
+		netns = part.ns
+	}
+	p := writeStandalone(t, t.TempDir(), workerProps(brokers, offsetFile), conn).startIn(netns)
 	waitSlotActive(t, ctx, db, conn["slot.name"], p)
 	return chaosRun{
 		workload: &pgChaosDB{ctx: ctx, dsn: dsn}, probe: &pgChaosDB{ctx: ctx, dsn: dsn},
@@ -104,9 +111,109 @@ func TestChaosKafkaCrash(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	ensureKafkaRunsAtCleanup(t)
-	run, _, _ := startPostgresChaos(t, ctx, filepath.Join(t.TempDir(), "offsets.dat"))
+	run, _, _ := startPostgresChaos(t, ctx, filepath.Join(t.TempDir(), "offsets.dat"), nil)
 	run.name, run.fault = "kafka SIGKILL", func() { services(t, "crash", "kafka"); services(t, "start", "kafka") }
 	runChaos(t, ctx, run)
+}
+
+// partitionLength is how long a partition lasts: CDCD_PARTITION_SECONDS, or 75 s, longer than every
+// timeout on either side (Kafka's request.timeout.ms of 30 s, the servers' wal_sender_timeout and
+// net_write_timeout of 60 s).
+func partitionLength() time.Duration {
+	if n, err := strconv.Atoi(os.Getenv("CDCD_PARTITION_SECONDS")); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	return 75 * time.Second
+}
+
+// partitionFault cuts cdcd off from the service at addr for partitionLength, then heals the link. during
+// runs while the link is cut, given the time it heals at.
+func partitionFault(part *netPartition, addr string, during func(healAt time.Time)) func() {
+	return func() {
+		part.cut(addr)
+		healAt := time.Now().Add(partitionLength())
+		during(healAt)
+		time.Sleep(time.Until(healAt)) // the fault itself: its length is all there is to wait for
+		part.heal(addr)
+	}
+}
+
+// noticedBefore fails t unless cdcd logs one of the lines marked by markers (again) before healAt: it found
+// out about the partition by itself, instead of waiting on a connection that is gone.
+func noticedBefore(t *testing.T, p *cdcdProcess, healAt time.Time, markers ...string) {
+	t.Helper()
+	count := func() (n int) {
+		for _, m := range markers {
+			n += strings.Count(p.log.String(), m)
+		}
+		return n
+	}
+	for before := count(); count() == before; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(healAt) {
+			t.Fatalf("cdcd logged none of %q while the network was cut for %s: it did not notice the partition", markers, partitionLength())
+		}
+	}
+}
+
+// TestChaosPartitionKafka cuts the network between cdcd and Kafka under the workload, for longer than every
+// timeout, and heals it: the producer's requests time out and are retried, the in-flight bound stops the
+// reading, and the slot is never confirmed past the durable offset.
+func TestChaosPartitionKafka(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	kafka := testenv.Kafka(t)[0]
+	part := newNetPartition(t, kafka, postgresAddr(t))
+	offsetFile := filepath.Join(t.TempDir(), "offsets.dat")
+	run, db, conn := startPostgresChaos(t, ctx, offsetFile, part)
+	run.name, run.fault = "partition from kafka", partitionFault(part, kafka, func(healAt time.Time) {
+		slotStaysBehindDurable(t, ctx, db, conn, offsetFile, healAt, "while Kafka was cut off")
+	})
+	runChaos(t, ctx, run)
+}
+
+// TestChaosPartitionPostgres cuts the network between cdcd and PostgreSQL (the replication connection and
+// the query connection alike) for longer than every timeout, and heals it. cdcd must find out while the
+// link is cut (the server's status updates go unacknowledged: source.UnackedTimeout), not at the heal.
+func TestChaosPartitionPostgres(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	pg := postgresAddr(t)
+	part := newNetPartition(t, testenv.Kafka(t)[0], pg)
+	run, _, _ := startPostgresChaos(t, ctx, filepath.Join(t.TempDir(), "offsets.dat"), part)
+	run.name, run.fault = "partition from postgres", partitionFault(part, pg, func(healAt time.Time) {
+		noticedBefore(t, run.p, healAt, "replication connection lost", "connector task failed")
+	})
+	runChaos(t, ctx, run)
+}
+
+// TestChaosPartitionMariaDB cuts the network between cdcd and MariaDB (the binlog connection and the query
+// connections) for longer than every timeout, and heals it; the binlog's missing heartbeats tell cdcd.
+func TestChaosPartitionMariaDB(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	b := newMariaDBBed(t, ctx, "CREATE TABLE chaos (id INT PRIMARY KEY, v BIGINT NOT NULL)")
+	part := newNetPartition(t, b.brokers[0], b.dsn.Addr)
+	b.netns = part.ns
+	p := b.start(workerProps(b.brokers, filepath.Join(b.dir, "offsets.dat")), b.connector("chaos", nil))
+	runChaos(t, ctx, chaosRun{
+		name: "partition from mariadb",
+		fault: partitionFault(part, b.dsn.Addr, func(healAt time.Time) {
+			noticedBefore(t, p, healAt, "connector task failed")
+		}),
+		workload: &mariadbChaosDB{dsn: b.dsn}, probe: &mariadbChaosDB{dsn: b.dsn},
+		brokers: b.brokers, topic: b.prefix + "." + b.dsn.DB + "." + chaosTable, p: p,
+		dbRows: func() map[int]int64 { return tableRows(t, ctx, mariadbSession{b.session()}, chaosTable) },
+	})
+}
+
+// postgresAddr is host:port of the test bed's PostgreSQL.
+func postgresAddr(t *testing.T) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
 }
 
 // chaosRun is one fault under the workload.
@@ -448,32 +555,38 @@ func TestChaosOffsetsDiskFull(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", small).Run() }) // after cdcd stopped (cleanups run last first)
 	offsetFile := filepath.Join(small, "offsets.dat")
-	run, db, conn := startPostgresChaos(t, ctx, offsetFile)
-	offsetKey, err := offsets.Key("chaos", map[string]any{"server": conn["topic.prefix"]})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, db, conn := startPostgresChaos(t, ctx, offsetFile, nil)
 	filler := filepath.Join(small, "filler")
 	run.name = "offsets disk full"
 	run.fault = func() {
 		fillFileSystem(t, filler)
 		waitLog(t, run.p, "no space left on device")
-		// While full: sample the slot against the durable offset.
-		for until := time.Now().Add(3 * time.Second); time.Now().Before(until); time.Sleep(100 * time.Millisecond) {
-			var confirmed *string
-			if err := db.QueryRow(ctx, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", conn["slot.name"]).Scan(&confirmed); err != nil || confirmed == nil {
-				continue
-			}
-			slotLSN, _ := pglogrepl.ParseLSN(*confirmed)
-			if durable := durableLSN(offsetFile, offsetKey); durable != 0 && uint64(slotLSN) > durable {
-				t.Errorf("with the offsets disk full, confirmed_flush_lsn %s passed the durable offset %s", slotLSN, pglogrepl.LSN(durable))
-			}
-		}
+		slotStaysBehindDurable(t, ctx, db, conn, offsetFile, time.Now().Add(3*time.Second), "with the offsets disk full")
 		if err := os.Remove(filler); err != nil {
 			t.Fatal(err)
 		}
 	}
 	runChaos(t, ctx, run)
+}
+
+// slotStaysBehindDurable samples the connector's slot until the given time: its confirmed_flush_lsn must never
+// pass the offset durable in offsetFile. A sample that cannot be taken (the server down) is skipped.
+func slotStaysBehindDurable(t *testing.T, ctx context.Context, db *pgx.Conn, conn map[string]string, offsetFile string, until time.Time, while string) {
+	t.Helper()
+	offsetKey, err := offsets.Key(conn["name"], map[string]any{"server": conn["topic.prefix"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ; time.Now().Before(until); time.Sleep(100 * time.Millisecond) {
+		var confirmed *string
+		if err := db.QueryRow(ctx, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", conn["slot.name"]).Scan(&confirmed); err != nil || confirmed == nil {
+			continue
+		}
+		slotLSN, _ := pglogrepl.ParseLSN(*confirmed)
+		if durable := durableLSN(offsetFile, offsetKey); durable != 0 && uint64(slotLSN) > durable {
+			t.Errorf("%s, confirmed_flush_lsn %s passed the durable offset %s", while, slotLSN, pglogrepl.LSN(durable))
+		}
+	}
 }
 
 // fillFileSystem writes path until its file system has no room left.

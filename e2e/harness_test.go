@@ -78,7 +78,17 @@ func startCdcd(t testing.TB, workerPath string, connectorPaths ...string) *cdcdP
 // startCdcdProcess runs the cdcd binary with args (a command and its files).
 func startCdcdProcess(t testing.TB, args ...string) *cdcdProcess {
 	t.Helper()
+	return startCdcdProcessIn(t, "", args...)
+}
+
+// startCdcdProcessIn is startCdcdProcess inside the network namespace netns (none: the test's own), where
+// `ip netns exec` enters it and executes cdcd in its place: the process signalled is cdcd's.
+func startCdcdProcessIn(t testing.TB, netns string, args ...string) *cdcdProcess {
+	t.Helper()
 	cmd := exec.Command(cdcdBinary, args...)
+	if netns != "" {
+		cmd = exec.Command("ip", append([]string{"netns", "exec", netns, cdcdBinary}, args...)...)
+	}
 	p := &cdcdProcess{t: t, cmd: cmd, log: &testenv.LogBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	cmd.Env = append(os.Environ(), "CDCD_LOG_LEVEL=debug")
@@ -246,7 +256,13 @@ func writeStandalone(t testing.TB, dir string, worker map[string]string, connect
 // start runs cdcd standalone on the files (startCdcd).
 func (f standaloneFiles) start() *cdcdProcess {
 	f.t.Helper()
-	return startCdcd(f.t, f.worker, f.connectors...)
+	return f.startIn("")
+}
+
+// startIn runs cdcd standalone on the files inside the network namespace netns (startCdcdProcessIn).
+func (f standaloneFiles) startIn(netns string) *cdcdProcess {
+	f.t.Helper()
+	return startCdcdProcessIn(f.t, netns, append([]string{"standalone", f.worker}, f.connectors...)...)
 }
 
 // startStandalone writes the files (writeStandalone) and runs cdcd standalone on them.

@@ -28,6 +28,7 @@ type mariadbBed struct {
 	broker  *capture.Broker
 	prefix  string
 	dir     string
+	netns   string // the network namespace start runs cdcd in (none: the test's own)
 }
 
 // newMariaDBBed creates the database and runs ddl in it.
@@ -98,7 +99,7 @@ func (b *mariadbBed) start(worker, conn map[string]string) *cdcdProcess {
 	workerPath, connPath := filepath.Join(b.dir, "worker.properties"), filepath.Join(b.dir, "mariadb.properties")
 	writeProperties(b.t, workerPath, worker)
 	writeProperties(b.t, connPath, conn)
-	p := startCdcd(b.t, workerPath, connPath)
+	p := startCdcdProcessIn(b.t, b.netns, "standalone", workerPath, connPath)
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
 		if p.exited() {
 			b.t.Fatalf("cdcd exited before streaming; log:\n%s", tail(p.log.String(), 4000))

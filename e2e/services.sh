@@ -337,9 +337,10 @@ certs_stop() { :; }
 # ---------------------------------------------------------------------------------------------
 # tools: Debian's chromium, in which the status page's test (e2e/ui_test.go) renders /ui/ headless,
 # and promtool (Debian's prometheus package), which checks the alerting rules and the dashboard's
-# expressions (cmd/cdcd/deploy_test.go). Nothing runs: the tests start them.
+# expressions (cmd/cdcd/deploy_test.go), and iptables, with which the network partition tests
+# (e2e/netpartition_test.go) cut the link to cdcd's network namespace. Nothing runs: the tests start them.
 
-tools_install() { apt_ensure chromium prometheus; }
+tools_install() { apt_ensure chromium prometheus iptables; }
 tools_start() { tools_install; }
 tools_stop() { :; }
 
@@ -883,7 +884,7 @@ kafka_crash() { service_stop kafka KILL "$KAFKA_PID"; }
 service_status() {
 	local svc=$1 pid
 	if [[ $svc == tools ]]; then
-		if command -v chromium >/dev/null && command -v promtool >/dev/null; then printf '%-12s installed (chromium, promtool)\n' tools; else printf '%-12s none\n' tools; return 1; fi
+		if command -v chromium >/dev/null && command -v promtool >/dev/null && command -v iptables >/dev/null; then printf '%-12s installed (chromium, promtool, iptables)\n' tools; else printf '%-12s none\n' tools; return 1; fi
 		return 0
 	fi
 	if [[ $svc == certs ]]; then

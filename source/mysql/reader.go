@@ -326,9 +326,10 @@ func (r *Reader) nextEvent(ctx context.Context, streamer *replication.BinlogStre
 	return streamer.GetEvent(wait)
 }
 
-// dialer opens the TCP connections: within timeout, with keepalive probes unless database.tcpKeepAlive=false.
+// dialer opens the TCP connections: within timeout, with keepalive probes unless database.tcpKeepAlive=false,
+// and dropped once sent data stays unacknowledged for source.UnackedTimeout (a partition).
 func (c *Config) dialer(timeout time.Duration) client.Dialer {
-	d := &net.Dialer{Timeout: timeout}
+	d := &net.Dialer{Timeout: timeout, Control: source.BoundUnacked}
 	if !c.TCPKeepAlive {
 		d.KeepAlive = -1
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cdcd/cdcd/source"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -138,8 +139,9 @@ func (c *Config) connectParams() map[string]string {
 
 // dial is pgconn's default dialer (keepalive probes every 5 minutes) with database.tcpKeepAlive=false
 // turning the probes off, and database.socketTimeout bounding every read, as pgjdbc's socket timeout does.
+// Sent data unacknowledged for source.UnackedTimeout drops the connection: a partition is found out.
 func (c *Config) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := &net.Dialer{KeepAlive: 5 * time.Minute}
+	d := &net.Dialer{KeepAlive: 5 * time.Minute, Control: source.BoundUnacked}
 	if !c.TCPKeepAlive {
 		d.KeepAlive = -1
 	}
