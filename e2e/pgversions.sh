@@ -15,6 +15,17 @@
 # CDCD_PG_VERSION=MAJOR. `start` installs what is missing, is idempotent and returns once the server takes
 # logins; `stop` ends only the clusters of this script, by the pid in their data directory. Run as root.
 #
+# For the tests of failover slots (17, 18) and of logical decoding on a standby (16+), a pair of
+# clusters of one version — a primary and its physical streaming standby — runs beside the single one:
+#
+#   e2e/pgversions.sh {pair-start|pair-stop|pair-promote|pair-status} {16|17|18}
+#
+# `pair-start` makes a fresh pair each time (any former one is stopped and wiped) and returns once both
+# take logins and the standby streams; `pair-stop` stops both; `pair-promote` crashes the primary
+# (immediate shutdown) and promotes the standby, returning once it is out of recovery. The primary
+# listens at CDCD_PGMAJOR_PRIMARY_PORT, by default 556MAJOR, the standby at CDCD_PGMAJOR_STANDBY_PORT,
+# by default 557MAJOR; their state lives under ${CDCD_E2E_DIR:-/var/tmp/cdcd-e2e}/pgMAJOR-pair.
+#
 # Sourced (by services.sh), the script only defines its functions.
 set -euo pipefail
 
@@ -91,6 +102,17 @@ pg_cluster_conf() {
 	chown postgres:postgres "$data/cdcd.conf"
 }
 
+# pg_cluster_dir DIR makes DIR (a cluster's directory, or one holding such directories) owned by
+# postgres, which must be able to reach and write it.
+pg_cluster_dir() {
+	local dir=$1
+	mkdir -p "$dir"
+	chown postgres:postgres "$dir"
+	chmod 755 "$dir"
+	run_as postgres test -w "$dir" ||
+		die "user postgres cannot write $dir: choose a CDCD_E2E_DIR whose parents others may enter (not under /root)"
+}
+
 # pg_cluster_launch BIN DIR NAME WHERE starts the cluster DIR/data and returns once pg_ctl saw the
 # postmaster up (it may not take logins yet: wait with pg_cluster_wait). WHERE says, for the log, where
 # it listens.
@@ -113,6 +135,20 @@ pg_cluster_pid() {
 	cmdline=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || return 1
 	[[ $cmdline == *"postgres -D $data"* ]] || return 1
 	echo "$pid"
+}
+
+# pg_cluster_child DATA PATTERN succeeds when a child of the cluster's postmaster has a process title
+# matching the glob PATTERN ("postgres: walreceiver streaming *"): how the state of a replication
+# connection is seen without a client.
+pg_cluster_child() {
+	local data=$1 pattern=$2 pid title
+	pid=$(pg_cluster_pid "$data") || return 1
+	# Read whole before matching: a grep -q leaving the pipe early would fail it under pipefail.
+	while IFS= read -r title; do
+		# shellcheck disable=SC2053 # PATTERN is a glob on purpose
+		[[ $title == $pattern ]] && return 0
+	done < <(ps -o args= --ppid "$pid")
+	return 1
 }
 
 # pg_cluster_ready DATA PORT succeeds once the cluster takes logins on its socket.
@@ -219,11 +255,7 @@ pgv_start() {
 		return 0
 	fi
 	pgv_install "$major"
-	mkdir -p "$dir"
-	chown postgres:postgres "$dir"
-	chmod 755 "$dir"
-	run_as postgres test -w "$dir" ||
-		die "user postgres cannot write $dir: choose a CDCD_E2E_DIR whose parents others may enter (not under /root)"
+	pg_cluster_dir "$dir"
 	# A cluster made by another major version cannot be started by this one.
 	if [[ -s $dir/data/PG_VERSION && $(<"$dir/data/PG_VERSION") != "$major" ]]; then
 		log "$dir/data was made by PostgreSQL $(<"$dir/data/PG_VERSION"); making a new one"
@@ -247,14 +279,227 @@ pgv_status() {
 	fi
 }
 
+# ---------------------------------------------------------------------------------------------
+# Primary and standby pairs: for the tests of logical decoding on a standby (16+) and of failover
+# slots (17+, sync_replication_slots), a primary plus a physical streaming standby of one version,
+# under $PGV_STATE_DIR/pgMAJOR-pair/{primary,standby}. The standby streams through the physical slot
+# cdcd_standby with hot_standby_feedback, so the primary keeps the catalog rows its logical slots
+# need; from 17 it synchronizes the primary's failover slots, and the primary holds logical
+# walsenders of failover slots back until the standby has received their WAL
+# (synchronized_standby_slots), so a slot survives a promotion without having run ahead.
+
+PGV_PAIR_MAJORS=(16 17 18)
+PGV_PAIR_SLOT=cdcd_standby
+# Seconds the standby gets to stream after it took logins.
+PGV_PAIR_STREAM_TIMEOUT=${CDCD_PAIR_STREAM_TIMEOUT:-60}
+
+pgv_pair_check_major() {
+	[[ " ${PGV_PAIR_MAJORS[*]} " == *" $1 "* ]] || die "no primary and standby pair of PostgreSQL $1: choose one of ${PGV_PAIR_MAJORS[*]}"
+}
+
+pgv_pair_root() { echo "$PGV_STATE_DIR/pg$1-pair"; }
+
+# pgv_pair_dir MAJOR ROLE is the directory of the cluster ROLE (primary or standby).
+pgv_pair_dir() { echo "$(pgv_pair_root "$1")/$2"; }
+
+pgv_pair_name() { echo "postgres$1-$2"; }
+
+# pgv_pair_port MAJOR ROLE: CDCD_PGMAJOR_PRIMARY_PORT, by default 556MAJOR, and
+# CDCD_PGMAJOR_STANDBY_PORT, by default 557MAJOR.
+pgv_pair_port() {
+	local var=CDCD_PG$1_${2^^}_PORT base
+	case $2 in
+	primary) base=556 ;;
+	standby) base=557 ;;
+	*) die "no pair role $2" ;;
+	esac
+	echo "${!var:-$base$1}"
+}
+
+# pgv_pair_conf MAJOR ROLE writes the cdcd.conf of ROLE; the standby's is written over the copy of the
+# primary's, so each has its own port and socket directory.
+pgv_pair_conf() {
+	local major=$1 role=$2 data settings=()
+	data=$(pgv_pair_dir "$major" "$role")/data
+	case $role in
+	primary)
+		((major < 17)) || settings+=("synchronized_standby_slots = '$PGV_PAIR_SLOT'")
+		;;
+	standby)
+		settings+=(
+			"primary_conninfo = 'host=127.0.0.1 port=$(pgv_pair_port "$major" primary) user=postgres dbname=postgres application_name=$PGV_PAIR_SLOT'"
+			"primary_slot_name = '$PGV_PAIR_SLOT'"
+			"hot_standby = on"
+			"hot_standby_feedback = on"
+		)
+		((major < 17)) || settings+=("sync_replication_slots = on")
+		;;
+	esac
+	pg_cluster_conf "$data" "$(pgv_pair_port "$major" "$role")" "${settings[@]}"
+}
+
+# pgv_pair_slot BIN DIR creates the standby's physical slot in the stopped cluster DIR/data with the
+# single-user backend (there is no client among the zonky binaries), which ends with a clean shutdown,
+# so the data directory can then be copied as a base backup. The slot reserves WAL at once: none the
+# standby will ask for is recycled before it first connects.
+pgv_pair_slot() {
+	local bin=$1 dir=$2 out=$2/single-user.log
+	log "creating the physical slot $PGV_PAIR_SLOT in $dir/data"
+	run_as postgres "$bin/postgres" --single -D "$dir/data" postgres >"$out" 2>&1 \
+		<<<"SELECT pg_create_physical_replication_slot('$PGV_PAIR_SLOT', true);" ||
+		die "the single-user backend failed; see $out"
+	# The backend goes on after an error and exits 0: the slot's file is the proof.
+	if grep -qE '^(ERROR|FATAL|PANIC):' "$out" || [[ ! -e $dir/data/pg_replslot/$PGV_PAIR_SLOT/state ]]; then
+		die "could not create the slot $PGV_PAIR_SLOT; see $out"
+	fi
+}
+
+# pgv_pair_build MAJOR makes the pair's two clusters anew: the primary with its slot, then the standby
+# as a copy of the stopped primary.
+pgv_pair_build() {
+	local major=$1 bin primary standby
+	bin=$(pgv_bin "$major")
+	primary=$(pgv_pair_dir "$major" primary)
+	standby=$(pgv_pair_dir "$major" standby)
+	rm -rf "$(pgv_pair_root "$major")"
+	pg_cluster_dir "$(pgv_pair_root "$major")"
+	pg_cluster_dir "$primary"
+	pg_cluster_dir "$standby"
+	pg_cluster_initdb "$bin" "$primary"
+	# Written before the single-user run: postgresql.conf includes it, and it sets max_replication_slots.
+	pgv_pair_conf "$major" primary
+	pgv_pair_slot "$bin" "$primary"
+	log "copying $primary/data to $standby/data"
+	cp -a "$primary/data" "$standby/data"
+	rm -f "$standby/data/postmaster.pid"
+	# The copy of the primary's own slot would be a stale slot of the standby, holding back its WAL and
+	# (promoted) offering a slot nobody streams from.
+	rm -rf "$standby/data/pg_replslot/$PGV_PAIR_SLOT"
+	pgv_pair_conf "$major" standby
+	run_as postgres touch "$standby/data/standby.signal"
+}
+
+# pgv_pair_streaming MAJOR succeeds when the standby receives WAL from the primary: the standby has a
+# walreceiver and the primary a walsender that says "streaming". (The walreceiver's own title says
+# "streaming" only once new WAL came, which on an idle primary is the first running-xacts record, 15 s
+# after its start.)
+pgv_pair_streaming() {
+	pg_cluster_child "$(pgv_pair_dir "$1" standby)/data" 'postgres: walreceiver*' &&
+		pg_cluster_child "$(pgv_pair_dir "$1" primary)/data" 'postgres: walsender * streaming *'
+}
+
+# pgv_pair_start MAJOR makes and starts a fresh pair (any former one of MAJOR is stopped and wiped, so
+# each test starts from the same state) and returns once both take logins and the standby streams.
+pgv_pair_start() {
+	local major=$1 bin role dir port name deadline
+	pgv_install "$major"
+	bin=$(pgv_bin "$major")
+	pgv_pair_stop "$major"
+	pgv_pair_build "$major"
+	for role in primary standby; do
+		dir=$(pgv_pair_dir "$major" "$role")
+		port=$(pgv_pair_port "$major" "$role")
+		name=$(pgv_pair_name "$major" "$role")
+		pg_cluster_launch "$bin" "$dir" "$name" "127.0.0.1:$port"
+		pg_cluster_wait "$name" "$dir" "$port"
+	done
+	deadline=$((SECONDS + PGV_PAIR_STREAM_TIMEOUT))
+	until pgv_pair_streaming "$major"; do
+		for role in primary standby; do
+			pg_cluster_pid "$(pgv_pair_dir "$major" "$role")/data" >/dev/null ||
+				die "$(pgv_pair_name "$major" "$role") exited; see $(pgv_pair_dir "$major" "$role")/postgres.log"
+		done
+		((SECONDS < deadline)) ||
+			die "the standby did not stream within ${PGV_PAIR_STREAM_TIMEOUT}s; see $(pgv_pair_dir "$major" standby)/postgres.log"
+		sleep 0.2
+	done
+	log "$(pgv_pair_name "$major" standby) streams from $(pgv_pair_name "$major" primary)"
+}
+
+# pgv_pair_stop MAJOR stops the primary, then the standby (fast shutdown each): the standby still
+# receives the primary's shutdown checkpoint, and no walsender of the primary waits for a standby gone.
+pgv_pair_stop() {
+	local major=$1 role
+	for role in primary standby; do
+		pg_cluster_stop "$(pgv_pair_name "$major" "$role")" "$(pgv_pair_dir "$major" "$role")/data"
+	done
+}
+
+# pgv_pair_promote MAJOR crashes the primary (immediate shutdown: no shutdown checkpoint, walsenders cut
+# off, as a failed host) and promotes the standby, returning once it is out of recovery and takes
+# logins.
+pgv_pair_promote() {
+	local major=$1 bin primary standby name
+	bin=$(pgv_bin "$major")
+	primary=$(pgv_pair_dir "$major" primary)
+	standby=$(pgv_pair_dir "$major" standby)
+	name=$(pgv_pair_name "$major" standby)
+	pg_cluster_pid "$standby/data" >/dev/null || die "$name is not running: pair-start $major first"
+	if [[ ! -e $standby/data/standby.signal ]]; then
+		log "$name is promoted already"
+		return 0
+	fi
+	if pg_cluster_pid "$primary/data" >/dev/null; then
+		log "crashing $(pgv_pair_name "$major" primary)"
+		run_as postgres "$bin/pg_ctl" -D "$primary/data" -m immediate -w -t "$PGV_STOP_TIMEOUT" stop >/dev/null ||
+			die "$(pgv_pair_name "$major" primary) did not stop"
+	fi
+	log "promoting $name"
+	# -w: pg_ctl returns once the control file says the cluster is in production, out of recovery.
+	run_as postgres "$bin/pg_ctl" -D "$standby/data" -w -t "$PGV_START_TIMEOUT" promote >/dev/null ||
+		die "$name was not promoted; see $standby/postgres.log"
+	pg_cluster_wait "$name" "$standby" "$(pgv_pair_port "$major" standby)"
+}
+
+# pgv_pair_status MAJOR prints a line for each cluster of the pair and fails when one of them is down.
+pgv_pair_status() {
+	local major=$1 role dir pid state rc=0
+	for role in primary standby; do
+		dir=$(pgv_pair_dir "$major" "$role")
+		if ! pid=$(pg_cluster_pid "$dir/data"); then
+			printf '%-20s down\n' "$(pgv_pair_name "$major" "$role")"
+			rc=1
+			continue
+		fi
+		case $role in
+		primary) state=primary ;;
+		standby)
+			if [[ ! -e $dir/data/standby.signal ]]; then
+				state=promoted
+			elif pgv_pair_streaming "$major"; then
+				state="standby, streaming"
+			else
+				state="standby, not streaming"
+			fi
+			;;
+		esac
+		printf '%-20s up   (pid %s, 127.0.0.1:%s, %s, %s)\n' "$(pgv_pair_name "$major" "$role")" "$pid" \
+			"$(pgv_pair_port "$major" "$role")" "${PGV_RELEASE[$major]}" "$state"
+	done
+	return "$rc"
+}
+
 pgv_usage() {
-	echo "usage: $0 {install|start|stop|status} {${PGV_MAJORS[*]// /|}|all}" >&2
+	local IFS='|' # joins the "${list[*]}" below
+	{
+		echo "usage: $0 {install|start|stop|status} {${PGV_MAJORS[*]}|all}"
+		echo "       $0 {pair-start|pair-stop|pair-promote|pair-status} {${PGV_PAIR_MAJORS[*]}}"
+	} >&2
 	exit 2
 }
 
 pgv_main() {
 	(($# == 2)) || pgv_usage
 	local action=$1 majors major rc=0 pids=() failed=() i
+	case $action in
+	pair-start | pair-stop | pair-promote | pair-status)
+		major=${2#postgres}
+		pgv_pair_check_major "$major"
+		[[ $action == pair-status || $EUID -eq 0 ]] || die "run as root: the servers are started with runuser"
+		"pgv_${action//-/_}" "$major"
+		return
+		;;
+	esac
 	case $2 in
 	all) majors=("${PGV_MAJORS[@]}") ;;
 	*) pgv_check_major "${2#postgres}" && majors=("${2#postgres}") ;;

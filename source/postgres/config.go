@@ -36,12 +36,18 @@ type Config struct {
 	ConnectTimeout, SocketTimeout time.Duration
 	ApplicationName               string
 
-	TopicPrefix       string
-	SlotName          string
-	PublicationName   string
-	PublicationMode   string // all_tables, filtered, disabled, no_tables
-	SlotDropOnStop    bool
-	SlotFailover      bool // slot.failover: the connector's slot is made with FAILOVER (17+; failover.go)
+	TopicPrefix     string
+	SlotName        string
+	PublicationName string
+	PublicationMode string // all_tables, filtered, disabled, no_tables
+	SlotDropOnStop  bool
+	SlotFailover    bool // slot.failover: the connector's slot is made with FAILOVER (17+; failover.go)
+	// StreamParams are slot.stream.params, pgoutput options passed on (slotopts.go); ManualFlush
+	// (lsn.flush.mode=manual) never confirms a position to the slot; XminFetchInterval shows the slot's
+	// catalog_xmin in source.xmin and the offset (0: not).
+	StreamParams      []StreamParam
+	ManualFlush       bool
+	XminFetchInterval time.Duration
 	PublishViaRoot    bool // publish.via.partition.root: partitions' changes come as their root's (partition.go)
 	StatusInterval    time.Duration
 	HeartbeatInterval time.Duration
@@ -157,12 +163,17 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	c.MessagePrefixInclude = p.RegexList("message.prefix.include.list")
 	c.MessagePrefixExclude = p.RegexList("message.prefix.exclude.list")
 	p.Exclusive("message.prefix.include.list", "message.prefix.exclude.list")
-	// cdcd confirms the slot itself, and only up to the durable offset: Debezium's "connector" mode.
-	if mode := p.OneOf("lsn.flush.mode", "connector", "connector", "manual", "connector_and_driver"); mode != "connector" {
-		v, _ := p.Raw("lsn.flush.mode")
-		p.Fail("lsn.flush.mode", v, "cdcd confirms the slot's position itself once the offset is durable (connector); "+
-			"manual (or flush.lsn.source=false) and connector_and_driver are not implemented: remove the setting")
+	// connector: cdcd confirms the slot up to the durable offset, keepalive positions included when nothing is
+	// pending (idle.go), which is what Debezium's connector_and_driver is for, recorded in the offset besides.
+	// manual: nothing is ever confirmed; whoever set it advances the slot.
+	c.ManualFlush = p.OneOf("lsn.flush.mode", "connector", "connector", "manual", "connector_and_driver") == "manual"
+	if text := p.Str("slot.stream.params", ""); text != "" {
+		var reason string
+		if c.StreamParams, reason = parseStreamParams(text); reason != "" {
+			p.Fail("slot.stream.params", text, reason)
+		}
 	}
+	c.XminFetchInterval = time.Duration(p.Integer("xmin.fetch.interval.ms", 0, 0, 1<<62)) * time.Millisecond
 	c.Topics = schema.NewTopicNaming(c.TopicPrefix)
 	c.Topics.Delimiter = p.Str("topic.delimiter", c.Topics.Delimiter)
 	// heartbeat.topics.prefix is the deprecated name Debezium still reads when topic.heartbeat.prefix is unset.

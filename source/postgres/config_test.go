@@ -198,3 +198,53 @@ func TestTLSSettingsReachTheConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestParseConfigStreamParams: slot.stream.params reads Debezium's name=value;name=value, passes origin on and
+// refuses, naming the pair, what cdcd sets itself, what changes the messages, unknown names and a pair
+// without '='.
+func TestParseConfigStreamParams(t *testing.T) {
+	props := validProps()
+	props["slot.stream.params"] = " origin = NONE ; "
+	cfg, err := postgres.ParseConfig("c", props, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []postgres.StreamParam{{Name: "origin", Value: "none"}}; len(cfg.StreamParams) != 1 || cfg.StreamParams[0] != want[0] {
+		t.Errorf("StreamParams = %+v, want %+v", cfg.StreamParams, want)
+	}
+	for text, want := range map[string]string{
+		"origin=none;proto_version=2": "sets the pgoutput option proto_version itself",
+		"messages=false":              "sets the pgoutput option messages itself",
+		"binary=true":                 "binary changes the messages",
+		"streaming=on":                "streaming changes the messages",
+		"add-tables=public.t":         "add-tables is not a pgoutput option cdcd passes on",
+		"origin":                      `"origin" is not name=value`,
+		"origin=local":                "origin=local: pgoutput's origin is none",
+	} {
+		props["slot.stream.params"] = text
+		_, err := postgres.ParseConfig("c", props, slog.New(slog.DiscardHandler))
+		byKey := configErrors(t, err)
+		if e := byKey["slot.stream.params"]; e == nil || !strings.Contains(e.Error(), want) {
+			t.Errorf("slot.stream.params=%s: %v, want a refusal saying %q", text, err, want)
+		}
+	}
+}
+
+// TestParseConfigFlushModes: manual and the legacy flush.lsn.source=false never confirm; connector and
+// connector_and_driver confirm (cdcd's connector mode already confirms idle keepalive positions).
+func TestParseConfigFlushModes(t *testing.T) {
+	for settings, manual := range map[[2]string]bool{
+		{"lsn.flush.mode", "connector"}: false, {"lsn.flush.mode", "connector_and_driver"}: false,
+		{"lsn.flush.mode", "manual"}: true, {"flush.lsn.source", "false"}: true, {"flush.lsn.source", "true"}: false,
+	} {
+		props := validProps()
+		props[settings[0]] = settings[1]
+		cfg, err := postgres.ParseConfig("c", props, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatalf("%s=%s: %v", settings[0], settings[1], err)
+		}
+		if cfg.ManualFlush != manual {
+			t.Errorf("%s=%s: ManualFlush = %v, want %v", settings[0], settings[1], cfg.ManualFlush, manual)
+		}
+	}
+}

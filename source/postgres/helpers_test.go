@@ -60,11 +60,40 @@ func readerConfig(t *testing.T, dsn string, overrides map[string]string) *postgr
 // and returns Run's error.
 func runReader(t *testing.T, cfg *postgres.Config, start *postgres.Offset) (<-chan source.Batch, *testenv.LogBuffer, func() error) {
 	t.Helper()
+	return startReader(t, cfg, start, false)
+}
+
+// startReader is runReader; with release it releases each batch's position as it hands the batch over,
+// as the pipeline does once Kafka acknowledged the batch and its offset is durable.
+func startReader(t *testing.T, cfg *postgres.Config, start *postgres.Offset, release bool) (<-chan source.Batch, *testenv.LogBuffer, func() error) {
+	t.Helper()
 	logs := &testenv.LogBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan source.Batch, 16)
 	done := make(chan error, 1)
-	go func() { done <- postgres.NewReader(cfg, start, slog.New(slog.NewTextHandler(logs, nil))).Run(ctx, out) }()
+	r := postgres.NewReader(cfg, start, slog.New(slog.NewTextHandler(logs, nil)))
+	read := out
+	if release {
+		read = make(chan source.Batch)
+		go func() {
+			for {
+				select {
+				case b := <-read:
+					if b.Position != nil {
+						r.Release(b.Position)
+					}
+					select {
+					case out <- b:
+					case <-ctx.Done():
+						return
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { done <- r.Run(ctx, read) }()
 	var once sync.Once
 	var runErr error
 	stop := func() error {

@@ -25,6 +25,7 @@ type Offset struct {
 	LastProcessed LSN    // lsn_proc: 0 when absent
 	LastCommit    LSN    // lsn_commit: 0 when absent
 	TxID          int64  // txId
+	Xmin          int64  // xmin: the slot's catalog_xmin with xmin.fetch.interval.ms; 0 when absent
 	TsUsec        int64  // ts_usec: commit time in µs
 	MessageType   string // messageType: INSERT, UPDATE, DELETE, TRUNCATE, MESSAGE, BEGIN, COMMIT, ORIGIN
 	// Snapshot is "INITIAL", "BLOCKING" or "INCREMENTAL" while a snapshot is in progress (legacy true loads as
@@ -48,6 +49,9 @@ type Offset struct {
 // PostgresOffsetContext.getOffset puts them.
 func (o Offset) Fields() []source.OffsetField {
 	f := []source.OffsetField{{Name: "ts_usec", Value: o.TsUsec}, {Name: "txId", Value: o.TxID}, {Name: "lsn", Value: int64(o.LSN)}}
+	if o.Xmin != 0 {
+		f = append(f, source.OffsetField{Name: "xmin", Value: o.Xmin})
+	}
 	if o.Snapshot != "" {
 		f = append(f, source.OffsetField{Name: "snapshot", Value: o.Snapshot},
 			source.OffsetField{Name: "last_snapshot_record", Value: o.LastSnapshotRecord},
@@ -91,6 +95,7 @@ func ParseOffset(m map[string]any) (Offset, error) {
 	o.LastProcessed = LSN(num("lsn_proc"))
 	o.LastCommit = LSN(num("lsn_commit"))
 	o.TxID = num("txId")
+	o.Xmin = num("xmin")
 	o.TsUsec = num("ts_usec")
 	if err != nil {
 		return Offset{}, err

@@ -53,6 +53,31 @@ func TestCommitOffsetResumesAtTheCommit(t *testing.T) {
 	}
 }
 
+// TestOffsetXmin: the slot's catalog_xmin (xmin.fetch.interval.ms) is the offset's xmin, after lsn as
+// Debezium puts it, and reads back; without it the offset has no xmin.
+func TestOffsetXmin(t *testing.T) {
+	o := Offset{LSN: 100, LastProcessed: 100, LastCommit: 100, TxID: 7, Xmin: 5, TsUsec: 1, MessageType: "COMMIT"}
+	m := map[string]any{}
+	var names []string
+	for _, f := range o.Fields() {
+		names = append(names, f.Name)
+		m[f.Name] = f.Value
+	}
+	if got := strings.Join(names, ","); got != "ts_usec,txId,lsn,xmin,lsn_proc,lsn_commit,messageType" {
+		t.Errorf("fields %s, want xmin after lsn", got)
+	}
+	back, err := ParseOffset(m)
+	if err != nil || back.Xmin != 5 {
+		t.Errorf("read back xmin %d (%v), want 5", back.Xmin, err)
+	}
+	o.Xmin = 0
+	for _, f := range o.Fields() {
+		if f.Name == "xmin" {
+			t.Error("an offset without xmin tracking has an xmin")
+		}
+	}
+}
+
 func TestSnapshotOffsetState(t *testing.T) {
 	in := map[string]any{"lsn": int64(5), "snapshot": true, "last_snapshot_record": false}
 	o, err := ParseOffset(in)

@@ -287,6 +287,7 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 
 	args := []string{"proto_version '1'", publicationNamesArg(r.cfg.PublicationName)}
 	args = append(args, r.server.pluginArgs()...) // options the server's version knows
+	args = append(args, r.cfg.streamParamArgs()...)
 	if err := pglogrepl.StartReplication(ctx, conn, r.cfg.SlotName, startLSN, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
 		return source.Fatal(fmt.Errorf("START_REPLICATION of slot %q at %s: %w", r.cfg.SlotName, startLSN, err))
 	}
@@ -308,11 +309,20 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 	}
 	sendStatus := func() error {
 		flushed := LSN(r.released.Load())
+		if r.cfg.ManualFlush {
+			flushed = 0 // lsn.flush.mode=manual: nothing is ever confirmed
+		}
 		nextStatus = time.Now().Add(r.statusEvery)
 		// Write is what was received, flush is what is durable: PostgreSQL moves confirmed_flush_lsn to the
-		// flush position only.
+		// flush position only, and not at all for an invalid (0) one. With nothing durable yet (a new
+		// connector before its first offset) the write position is sent as 0 too: pglogrepl turns a zero
+		// flush position into the write position, which would confirm every change received.
+		written := max(received, flushed)
+		if flushed == 0 {
+			written = 0
+		}
 		return pglogrepl.SendStandbyStatusUpdate(ctx, conn, pglogrepl.StandbyStatusUpdate{
-			WALWritePosition: max(received, flushed), WALFlushPosition: flushed, WALApplyPosition: flushed,
+			WALWritePosition: written, WALFlushPosition: flushed, WALApplyPosition: flushed,
 		})
 	}
 	// Reads wait at most until the next status update is due: a deadline on the socket, moved only when

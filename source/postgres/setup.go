@@ -66,6 +66,9 @@ func checkServer(ctx context.Context, conn *pgx.Conn, cfg *Config) (serverInfo, 
 	if err := checkFailover(srv.versionNum, cfg); err != nil {
 		return srv, err
 	}
+	if err := checkStreamParams(srv.versionNum, cfg); err != nil {
+		return srv, err
+	}
 	if walLevel != "logical" {
 		return srv, source.Fatal(fmt.Errorf("PostgreSQL at %s has wal_level=%s; logical decoding needs wal_level=logical: set it in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart the server", cfg.addr(), walLevel))
 	}

@@ -33,6 +33,9 @@ type streamState struct {
 	commitTime time.Time
 	finalLSN   LSN // the commit's LSN, known from BEGIN
 	events     []source.Event
+	// xmin is the slot's catalog_xmin read at the BEGIN (xmin.fetch.interval.ms; 0: not shown).
+	xmin     int64
+	slotXmin slotXmin
 
 	// covered is a finished snapshot's progress while streaming has not yet passed every table's snapshot
 	// position: changes the snapshot already holds are dropped, so nothing is doubled.
@@ -68,6 +71,7 @@ func newStreamState(cfg *Config, sql *pgx.Conn, start *Offset, headers []source.
 	st := &streamState{cfg: cfg, sql: sql, log: log, tables: newTableCache(cfg, sql, headers, log), now: time.Now,
 		metrics: metrics.NewStream(cfg.Name)}
 	st.inc = st.newIncremental()
+	st.slotXmin.every = cfg.XminFetchInterval
 	if cfg.ProvideTxMetadata {
 		var restored []source.OffsetField
 		if start != nil {
@@ -121,6 +125,9 @@ func (st *streamState) handle(ctx context.Context, xld pglogrepl.XLogData) error
 		return st.change(ctx, lsn, row.relation, row.op, row.old, row.oldKind, row.new)
 	case *pglogrepl.BeginMessage:
 		st.inTx, st.xid, st.commitTime, st.finalLSN, st.events = true, m.Xid, m.CommitTime, m.FinalLSN, st.events[:0]
+		if st.xmin, err = st.slotXmin.at(ctx, st.sql, st.cfg, st.now()); err != nil {
+			return fmt.Errorf("BEGIN of transaction %d @ %s: %w", m.Xid, lsn, err)
+		}
 		st.txBegin(lsn)
 	case *pglogrepl.CommitMessage:
 		st.commit(m.TransactionEndLSN)
@@ -181,11 +188,14 @@ func (st *streamState) appendEvents(evs ...source.Event) {
 // change otherwise.
 func (st *streamState) sourceInfo(lsn LSN, schemaName, table string, withTx bool) *schema.Struct {
 	key := sourceKey{schemaName: schemaName, table: table, withTx: withTx, xid: st.xid,
-		commitMicros: st.commitTime.UnixMicro(), lastCommit: st.lastCommit}
+		commitMicros: st.commitTime.UnixMicro(), lastCommit: st.lastCommit, xmin: st.xmin}
 	if st.source == nil || st.sourceKey != key {
 		st.source = newSource(st.cfg, st.commitTime, st.lastCommit, 0, schemaName, table)
 		if withTx {
 			st.source.Set("txId", int64(st.xid))
+		}
+		if st.xmin != 0 {
+			st.source.Set("xmin", st.xmin)
 		}
 		st.sourceKey = key
 	}
@@ -200,6 +210,7 @@ type sourceKey struct {
 	xid               uint32
 	commitMicros      int64 // the commit time as the source block carries it
 	lastCommit        LSN
+	xmin              int64
 }
 
 // newSource fills the fields every PostgreSQL source block has: the change's time ts and position lsn,
@@ -222,7 +233,7 @@ func newSource(cfg *Config, ts time.Time, lastCommit, lsn LSN, schemaName, table
 // boundaryOffset is the offset cdcd records at a transaction boundary at lsn: resume there, nothing of the
 // transaction left to skip.
 func (st *streamState) boundaryOffset(lsn LSN, messageType string) Offset {
-	return Offset{LSN: lsn, LastProcessed: lsn, LastCommit: lsn, TxID: int64(st.xid), TsUsec: st.commitTime.UnixMicro(), MessageType: messageType,
+	return Offset{LSN: lsn, LastProcessed: lsn, LastCommit: lsn, TxID: int64(st.xid), Xmin: st.xmin, TsUsec: st.commitTime.UnixMicro(), MessageType: messageType,
 		Incremental: st.inc.Offset()}
 }
 
