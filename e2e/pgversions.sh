@@ -331,6 +331,10 @@ pgv_pair_conf() {
 			"primary_slot_name = '$PGV_PAIR_SLOT'"
 			"hot_standby = on"
 			"hot_standby_feedback = on"
+			# Feedback every second rather than 10: a logical slot made on the primary takes the physical
+			# slot's xmin as its catalog_xmin when that is older, and the standby refuses to synchronize a
+			# slot whose catalog_xmin is older than its own horizon until the slot has advanced.
+			"wal_receiver_status_interval = 1s"
 		)
 		((major < 17)) || settings+=("sync_replication_slots = on")
 		;;

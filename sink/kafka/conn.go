@@ -212,16 +212,19 @@ func (c *syncConn) roundTrip(ctx context.Context, req protocol.Message, timeout 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
-	_ = c.pc.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { _ = c.pc.SetDeadline(time.Now()) })
-	resp, err := c.pc.RoundTrip(req)
+	pc := c.pc
+	_ = pc.SetDeadline(deadline)
+	// The function gets pc, not c.pc: once it has started, stop no longer waits for it, and closeLocked
+	// below may already have set c.pc to nil.
+	stop := context.AfterFunc(ctx, func() { _ = pc.SetDeadline(time.Now()) })
+	resp, err := pc.RoundTrip(req)
 	stop()
 	if err != nil {
 		c.closeLocked()
 		c.next++
 		return nil, c.dialer.security.explain(err)
 	}
-	_ = c.pc.SetDeadline(time.Time{})
+	_ = pc.SetDeadline(time.Time{})
 	return resp, nil
 }
 
