@@ -46,12 +46,13 @@ func TestKeyFamilies(t *testing.T) {
 	})
 }
 
-// TestLSNFlushMode: cdcd confirms the slot itself (connector); the other modes, and the deprecated
-// flush.lsn.source=false, are refused.
+// TestLSNFlushMode: every mode Debezium has, and the deprecated flush.lsn.source, is accepted (what each
+// means: TestParseConfigFlushModes); another value is refused.
 func TestLSNFlushMode(t *testing.T) {
 	c := keysConnector()
 	for set, ok := range map[string]bool{"lsn.flush.mode=connector": true, "flush.lsn.source=true": true,
-		"lsn.flush.mode=manual": false, "lsn.flush.mode=connector_and_driver": false, "flush.lsn.source=false": false} {
+		"lsn.flush.mode=manual": true, "lsn.flush.mode=connector_and_driver": true, "flush.lsn.source=false": true,
+		"lsn.flush.mode=sometimes": false} {
 		cfg := maps.Clone(c.Base)
 		k, v, _ := strings.Cut(set, "=")
 		cfg[k] = v
