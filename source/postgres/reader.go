@@ -487,8 +487,13 @@ func parseCopyData(data []byte) (kind byte, ka pglogrepl.PrimaryKeepaliveMessage
 // literal of the replication command (” for each '): every name PostgreSQL can hold reaches pgoutput as
 // it is, and none can add options.
 func publicationNamesArg(pub string) string {
-	ident := `"` + strings.ReplaceAll(pub, `"`, `""`) + `"`
-	return "publication_names '" + strings.ReplaceAll(ident, "'", "''") + "'"
+	return pluginOption("publication_names", `"`+strings.ReplaceAll(pub, `"`, `""`)+`"`)
+}
+
+// pluginOption is one START_REPLICATION plugin option, name 'value', with the value quoted as a string
+// literal. The name goes as it is: callers pass only names cdcd knows.
+func pluginOption(name, value string) string {
+	return name + " '" + strings.ReplaceAll(value, "'", "''") + "'"
 }
 
 func (r *Reader) connectSQL(ctx context.Context) (*pgx.Conn, error) {

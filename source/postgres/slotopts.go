@@ -48,11 +48,11 @@ func parseStreamParams(text string) ([]StreamParam, string) {
 	return params, ""
 }
 
-// streamParamArgs are slot.stream.params as START_REPLICATION's plugin options, quoted as pgjdbc quotes them.
+// streamParamArgs are slot.stream.params as START_REPLICATION's plugin options.
 func (c *Config) streamParamArgs() []string {
 	args := make([]string, 0, len(c.StreamParams))
 	for _, p := range c.StreamParams {
-		args = append(args, pgx.Identifier{p.Name}.Sanitize()+" '"+strings.ReplaceAll(p.Value, "'", "''")+"'")
+		args = append(args, pluginOption(p.Name, p.Value))
 	}
 	return args
 }
