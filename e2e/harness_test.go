@@ -72,7 +72,13 @@ type cdcdProcess struct {
 // startCdcd runs cdcd standalone with the given worker and connector files.
 func startCdcd(t testing.TB, workerPath string, connectorPaths ...string) *cdcdProcess {
 	t.Helper()
-	return startCdcdProcess(t, append([]string{"standalone", workerPath}, connectorPaths...)...)
+	return startCdcdIn(t, "", workerPath, connectorPaths...)
+}
+
+// startCdcdIn is startCdcd inside the network namespace netns (startCdcdProcessIn).
+func startCdcdIn(t testing.TB, netns, workerPath string, connectorPaths ...string) *cdcdProcess {
+	t.Helper()
+	return startCdcdProcessIn(t, netns, append([]string{"standalone", workerPath}, connectorPaths...)...)
 }
 
 // startCdcdProcess runs the cdcd binary with args (a command and its files).
@@ -259,10 +265,10 @@ func (f standaloneFiles) start() *cdcdProcess {
 	return f.startIn("")
 }
 
-// startIn runs cdcd standalone on the files inside the network namespace netns (startCdcdProcessIn).
+// startIn runs cdcd standalone on the files inside the network namespace netns (startCdcdIn).
 func (f standaloneFiles) startIn(netns string) *cdcdProcess {
 	f.t.Helper()
-	return startCdcdProcessIn(f.t, netns, append([]string{"standalone", f.worker}, f.connectors...)...)
+	return startCdcdIn(f.t, netns, f.worker, f.connectors...)
 }
 
 // startStandalone writes the files (writeStandalone) and runs cdcd standalone on them.

@@ -99,7 +99,7 @@ func (b *mariadbBed) start(worker, conn map[string]string) *cdcdProcess {
 	workerPath, connPath := filepath.Join(b.dir, "worker.properties"), filepath.Join(b.dir, "mariadb.properties")
 	writeProperties(b.t, workerPath, worker)
 	writeProperties(b.t, connPath, conn)
-	p := startCdcdProcessIn(b.t, b.netns, "standalone", workerPath, connPath)
+	p := startCdcdIn(b.t, b.netns, workerPath, connPath)
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
 		if p.exited() {
 			b.t.Fatalf("cdcd exited before streaming; log:\n%s", tail(p.log.String(), 4000))
