@@ -114,7 +114,12 @@ func startCdcdProcessIn(t testing.TB, netns string, args ...string) *cdcdProcess
 			}
 		}
 		if t.Failed() {
-			t.Logf("cdcd log:\n%s", tail(p.log.String(), 6000))
+			// The whole log (a goroutine dump of a stuck cdcd, sent SIGQUIT, is long) is kept as an artifact.
+			full := filepath.Join(testenv.ArtifactDir(t), fmt.Sprintf("cdcd-%d.log", cmd.Process.Pid))
+			if err := os.WriteFile(full, []byte(p.log.String()), 0o644); err != nil {
+				t.Errorf("keeping cdcd's log: %v", err)
+			}
+			t.Logf("cdcd log (all of it in %s):\n%s", full, tail(p.log.String(), 6000))
 		}
 	})
 	return p

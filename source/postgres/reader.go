@@ -147,7 +147,8 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 		return err
 	}
 	r.statusEvery = statusInterval(r.cfg.StatusInterval, r.server.senderTimeout)
-	if err := ensurePublication(ctx, sqlConn, r.cfg, r.log, func() { r.record("publication", r.cfg.PublicationName) }); err != nil {
+	r.warnSlotSurvival(ctx, sqlConn)
+	if err := ensurePublication(ctx, sqlConn, r.server.standby, r.cfg, r.log, func() { r.record("publication", r.cfg.PublicationName) }); err != nil {
 		return err
 	}
 	slot, err := r.inspectSlot(ctx, sqlConn)

@@ -56,11 +56,14 @@ func checkServer(ctx context.Context, conn *pgx.Conn, cfg *Config) (serverInfo, 
 	var srv serverInfo
 	var walLevel string
 	var senderTimeoutMs int64
-	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version_num')::int, current_setting('wal_level'), (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_sender_timeout')").Scan(&srv.versionNum, &walLevel, &senderTimeoutMs); err != nil {
-		return srv, fmt.Errorf("reading server_version_num and wal_level: %w", err)
+	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version_num')::int, current_setting('wal_level'), (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_sender_timeout'), pg_is_in_recovery()").Scan(&srv.versionNum, &walLevel, &senderTimeoutMs, &srv.standby); err != nil {
+		return srv, fmt.Errorf("reading server_version_num, wal_level and pg_is_in_recovery(): %w", err)
 	}
 	srv.senderTimeout = time.Duration(senderTimeoutMs) * time.Millisecond
 	if err := checkVersion(srv.versionNum, cfg.addr()); err != nil {
+		return srv, err
+	}
+	if err := checkStandby(srv, cfg); err != nil {
 		return srv, err
 	}
 	if err := checkFailover(srv.versionNum, cfg); err != nil {
@@ -107,11 +110,14 @@ func checkSnapshotPrivileges(ctx context.Context, conn *pgx.Conn, cfg *Config, i
 }
 
 // ensurePublication checks or creates the publication as publication.autocreate.mode says; created is
-// called when it creates one.
-func ensurePublication(ctx context.Context, conn *pgx.Conn, cfg *Config, log *slog.Logger, created func()) error {
+// called when it creates one. On a standby it only checks (checkStandbyPublication).
+func ensurePublication(ctx context.Context, conn *pgx.Conn, standby bool, cfg *Config, log *slog.Logger, created func()) error {
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)", cfg.PublicationName).Scan(&exists); err != nil {
 		return fmt.Errorf("looking up publication %q: %w", cfg.PublicationName, err)
+	}
+	if standby {
+		return checkStandbyPublication(ctx, conn, cfg, exists)
 	}
 	pub := pgx.Identifier{cfg.PublicationName}.Sanitize()
 	if exists {

@@ -12,6 +12,9 @@ import (
 // consistent point); one long transaction elsewhere holds it back without a word from PostgreSQL.
 const slotWaitReport = 10 * time.Second
 
+// standbySlotWait is what a slot creation on a standby waits for.
+const standbySlotWait = "creating a replication slot on a standby waits for the primary to log its running transactions, which it does every 15 s while it writes WAL, and for those to end: run SELECT pg_log_standby_snapshot() on the primary to log them now"
+
 // blockersSQL lists the transactions a slot creation may wait for: those of other client backends that
 // hold a transaction id or a snapshot, oldest first.
 const blockersSQL = `SELECT a.pid, coalesce(a.datname, ''), coalesce(a.usename, ''), coalesce(a.state, ''),
@@ -40,6 +43,13 @@ func (r *Reader) watchSlotCreation(ctx context.Context, slot string) (stop func(
 			case <-tick.C:
 			}
 			waited += slotWaitReport
+			if r.server.standby {
+				// The standby's own transactions do not hold a slot creation back; the primary's do, and
+				// the standby learns of their end only from the primary's next running-transactions record.
+				r.log.Warn(standbySlotWait, "slot", slot, "waited", waited)
+				r.waiting(fmt.Sprintf("creating replication slot %s has waited %s: %s", slot, waited, standbySlotWait))
+				continue
+			}
 			blockers, err := r.slotBlockers(ctx)
 			if ctx.Err() != nil {
 				return

@@ -131,7 +131,8 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 	}
 	conn := conns[0]
 	run := &snapshotRun{r: r, kind: kind, out: out, conn: conn, exp: exp, started: time.Now(), streamAt: streamAt, metrics: metrics.NewSnapshot(r.cfg.Name)}
-	if err := conn.QueryRow(ctx, "SELECT txid_current()").Scan(&run.txID); err != nil {
+	// A standby has no transaction ids of its own to hand out: its snapshot rows carry txId 0, as Debezium's.
+	if err := conn.QueryRow(ctx, "SELECT CASE WHEN pg_is_in_recovery() THEN 0 ELSE txid_current() END").Scan(&run.txID); err != nil {
 		return nil, fmt.Errorf("snapshot transaction id: %w", err)
 	}
 	tables, err := catalog.LoadAll(ctx, conn, kind.include)

@@ -24,6 +24,10 @@ import (
 // minServerVersion is the oldest server_version_num cdcd streams from.
 const minServerVersion = 130000
 
+// standbyDecodingSince is the first server_version_num that decodes (and creates logical slots) on a
+// hot standby.
+const standbyDecodingSince = 160000
+
 // messagesSince is the first server_version_num whose pgoutput takes the messages option.
 const messagesSince = 140000
 
@@ -31,6 +35,7 @@ const messagesSince = 140000
 type serverInfo struct {
 	versionNum    int           // server_version_num: 130022 for 13.22, 180000 for 18.0
 	senderTimeout time.Duration // wal_sender_timeout; 0: disabled
+	standby       bool          // pg_is_in_recovery(): a hot standby, which decodes from 16 on and takes no writes
 }
 
 // pluginArgs are the pgoutput options that depend on the version, after proto_version and
