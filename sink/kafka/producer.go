@@ -106,9 +106,16 @@ type producer struct {
 	addPending   bool
 	addRetryAt   time.Time
 	addFailures  int
-	rotate       int // where the next request's partitions start, for fairness between partitions
-	unreported   int // produce calls handed to connections and not yet reported back
+	rotate       int       // where the next request's partitions start, for fairness between partitions
+	unreported   int       // produce calls handed to connections and not yet reported back
+	progressAt   time.Time // when a produce call was last handed over or reported (see stallReport)
+	stalledAt    time.Time // when the last stall was reported
 }
+
+// stallReport is how long the loop may hold batches without handing a produce call over or hearing one
+// back before it logs what it waits for, and how often it says so again: a producer that waits in
+// silence is what an operator cannot tell from a healthy one.
+var stallReport = 30 * time.Second
 
 type topicPartition struct {
 	topic     string
@@ -206,11 +213,12 @@ func newProducer(settings producerSettings, sec ClientSecurity, log *slog.Logger
 		conns:     map[int32]*brokerConn{},
 		// Each connection reports at most cap(outgoing) calls before the loop hears of them; this only
 		// saves the readers a wait while the loop is busy.
-		results:  make(chan *produceCall, 4*settings.maxInFlight),
-		metaDone: make(chan error, 1),
-		idDone:   make(chan identityResult, 1),
-		addDone:  make(chan error, 1),
-		identity: identity{id: noProducerID, epoch: noProducerID},
+		results:    make(chan *produceCall, 4*settings.maxInFlight),
+		metaDone:   make(chan error, 1),
+		idDone:     make(chan identityResult, 1),
+		addDone:    make(chan error, 1),
+		identity:   identity{id: noProducerID, epoch: noProducerID},
+		progressAt: time.Now(),
 	}
 	// Its own dialer, so that a test's wrapConn on the produce connections leaves metadata alone.
 	p.meta = &syncConn{dialer: &dialer{security: sec, clientID: settings.clientID, timeout: settings.requestTimeout}, addrs: p.metadataAddrs}
@@ -531,6 +539,9 @@ func (p *producer) step(now time.Time) (next time.Time, done bool) {
 	if len(p.topics) > 0 {
 		soon(p.metaAt.Add(p.settings.metadataTTL))
 	}
+	if pending {
+		p.reportStall(now, soon)
+	}
 	done = p.closing && !pending && p.unreported == 0
 	p.mu.Unlock()
 
@@ -663,8 +674,81 @@ func (p *producer) sendReady(now time.Time, soon func(time.Time)) {
 		sent = true
 	}
 	if sent {
+		p.progressAt = now
 		p.signal() // the partitions' next batches may fit into the connections' free slots
 	}
+}
+
+// reportStall logs the loop's state once batches have waited stallReport with no produce call handed over
+// or reported, and again every stallReport while that lasts. Called by the loop with mu held.
+func (p *producer) reportStall(now time.Time, soon func(time.Time)) {
+	// Waiting starts at the last progress, or when the oldest batch held was made if that is later (the
+	// producer was idle before it).
+	var oldest time.Time
+	for _, ps := range p.order {
+		head := ps.open
+		for _, b := range ps.queue {
+			if !b.resolved {
+				head = b
+				break
+			}
+		}
+		if head != nil && (oldest.IsZero() || head.created.Before(oldest)) {
+			oldest = head.created
+		}
+	}
+	since := maxTime(p.progressAt, oldest)
+	if now.Sub(since) < stallReport {
+		soon(since.Add(stallReport))
+		return
+	}
+	if now.Sub(p.stalledAt) >= stallReport {
+		p.stalledAt = now
+		p.log.Warn("kafka producer holds batches and has sent none for a while; what it waits for:", p.stallState(now)...)
+	}
+	soon(p.stalledAt.Add(stallReport))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// stallState describes what decides whether the loop sends: the producer id, the background requests,
+// the connections and the head batch of each partition (the first few).
+func (p *producer) stallState(now time.Time) []any {
+	state := []any{
+		"last_progress", now.Sub(p.progressAt).Round(time.Second), "producer_id", p.identity.id, "epoch", p.identity.epoch,
+		"epoch_bump_wanted", p.bumpWanted, "producer_id_pending", p.idPending, "unreported_calls", p.unreported,
+		"metadata_pending", p.metaPending, "stale_topics", len(p.staleMeta), "brokers", fmt.Sprint(p.brokers),
+	}
+	var conns []string
+	for id, c := range p.conns {
+		conns = append(conns, fmt.Sprintf("broker %d %s: %d in flight, retired %v, failure %v", id, c.addr, c.inflight, c.retired, c.failure()))
+	}
+	state = append(state, "connections", conns)
+	var heads []string
+	for _, ps := range p.order {
+		if len(heads) == 5 {
+			break
+		}
+		for _, b := range ps.queue {
+			if b.resolved {
+				continue
+			}
+			leader := int32(-1)
+			if meta := p.topics[ps.tp.topic]; meta != nil && int(ps.tp.partition) < len(meta.leaders) {
+				leader = meta.leaders[ps.tp.partition]
+			}
+			heads = append(heads, fmt.Sprintf("%s-%d: %d queued, head in flight %v, attempts %d, retry in %s, leader %d, confirmed %v, last error %v",
+				ps.tp.topic, ps.tp.partition, len(ps.queue), b.inflight, b.attempts, b.retryAt.Sub(now).Round(time.Millisecond),
+				leader, ps.confirmed == p.identity, b.lastErr))
+			break
+		}
+	}
+	return append(state, "partitions", heads)
 }
 
 // sendable returns the partition's first batch that is neither in flight nor resolved — the next to go
@@ -737,6 +821,7 @@ func (p *producer) request(batches []*batch) *rawproduce.Request {
 // handle applies the outcome of one produce request. Called by the loop.
 func (p *producer) handle(call *produceCall) {
 	now := time.Now()
+	p.progressAt = now
 	call.conn.inflight--
 	p.unreported--
 	p.mu.Lock()

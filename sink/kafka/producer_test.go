@@ -1,16 +1,20 @@
 package kafka
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/cdcd/cdcd/e2e/testenv"
 	"github.com/cdcd/cdcd/sink"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -431,5 +435,44 @@ func TestRetriesRunOutThenTheBatchesBehindLand(t *testing.T) {
 	}
 	if err := w.Send(t.Context(), keyedRecords(topic, "k", "e", 1), func(error) {}); !errors.Is(err, ErrWriterFailed) {
 		t.Fatalf("send after the failure: err = %v, want ErrWriterFailed", err)
+	}
+}
+
+// TestProducerReportsAStall: batches that wait with no produce call sent or answered make the producer
+// log what it waits for, here a producer id that InitProducerId keeps refusing with a retriable error.
+func TestProducerReportsAStall(t *testing.T) {
+	defer func(d time.Duration) { stallReport = d }(stallReport)
+	stallReport = 200 * time.Millisecond
+	const topic = "stalled"
+	c := newFakeCluster(t, kfake.SeedTopics(1, topic))
+	c.ControlKey(kmsg.InitProducerID.Int16(), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		resp := kreq.ResponseKind().(*kmsg.InitProducerIDResponse)
+		resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
+		return resp, nil, true
+	})
+	logs := &testenv.LogBuffer{}
+	w, err := NewWriter(Config{Brokers: c.ListenAddrs(), Producer: map[string]string{"retry.backoff.ms": "10", "delivery.timeout.ms": "60000"}},
+		slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second) // the batch cannot land
+		defer cancel()
+		w.Close(ctx)
+	}()
+	send(t, w, keyedRecords(topic, "k", "a", 1), func(error) {})
+	deadline := time.Now().Add(testTimeout)
+	for !strings.Contains(logs.String(), "kafka producer holds batches") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no stall report; log:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, want := range []string{"producer_id=-1", "stalled-0: 1 queued, head in flight false"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the stall report lacks %q:\n%s", want, logs.String())
+		}
 	}
 }
