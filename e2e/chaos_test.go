@@ -225,6 +225,7 @@ type chaosRun struct {
 	topic           string
 	p               *cdcdProcess
 	dbRows          func() map[int]int64 // the table as the database holds it at the end
+	faults          int                  // how many times fault strikes; 0: chaosFaults()
 }
 
 // probeIDs are the probes' row ids: above any id the workload uses.
@@ -234,7 +235,11 @@ func runChaos(t *testing.T, ctx context.Context, r chaosRun) {
 	work := startChaosWorkload(r.workload)
 	seen := newIDWatcher(t, r.brokers, r.topic)
 	var recoveries []time.Duration
-	for i := range chaosFaults() {
+	faults := r.faults
+	if faults == 0 {
+		faults = chaosFaults()
+	}
+	for i := range faults {
 		time.Sleep(time.Duration(500+rand.IntN(1500)) * time.Millisecond) // a random moment of the workload
 		r.fault()
 		restarted := time.Now()
@@ -246,7 +251,7 @@ func runChaos(t *testing.T, ctx context.Context, r chaosRun) {
 		}
 		seen.wait(ctx, id, r.p)
 		recoveries = append(recoveries, time.Since(restarted))
-		t.Logf("%s %d/%d: cdcd delivered a change written after the restart %s after it", r.name, i+1, chaosFaults(), recoveries[i].Round(10*time.Millisecond))
+		t.Logf("%s %d/%d: cdcd delivered a change written after the restart %s after it", r.name, i+1, faults, recoveries[i].Round(10*time.Millisecond))
 	}
 	commits, failures := work.stop()
 	broker := newBroker(t, r.brokers)
