@@ -118,3 +118,31 @@ func opAndID(t *testing.T, ev source.Event) (string, any) {
 	t.Helper()
 	return ev.Value.(*schema.Struct).Get("op").(string), after(t, ev).Get("id")
 }
+
+// TestFailoverSetupWarnings: a connector with slot.failover=true on a primary whose standby synchronizes
+// its slots starts without a word; once the standby stops sending hot_standby_feedback (the physical slot
+// loses its xmin), the next start warns, naming the setting.
+func TestFailoverSetupWarnings(t *testing.T) {
+	pair := testenv.NewPostgresPair(t, 17)
+	db := pair.NewDB(t, "CREATE TABLE t (id int PRIMARY KEY)")
+	primary := pair.PrimaryDSN(db)
+	cfg := readerConfig(t, primary, map[string]string{"slot.failover": "true", "snapshot.mode": "no_data"})
+
+	_, logs, stop := runReader(t, cfg, nil)
+	waitStreaming(t, primary, cfg.SlotName, logs)
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("a primary set up for failover slots got warnings:\n%s", logs.String())
+	}
+	stop()
+
+	execSQL(t, pair.StandbyDSN("postgres"), "ALTER SYSTEM SET hot_standby_feedback = off", "SELECT pg_reload_conf()")
+	waitFor(t, time.Minute, "the physical slot to lose its xmin", func() bool {
+		return queryValue[bool](t, primary, "SELECT xmin IS NULL FROM pg_replication_slots WHERE slot_name = 'cdcd_standby'")
+	})
+	_, logs, stop = runReader(t, cfg, nil)
+	waitStreaming(t, primary, cfg.SlotName, logs)
+	if want := `the standby streaming from the physical slot \"cdcd_standby\" sends no hot_standby_feedback`; !strings.Contains(logs.String(), want) {
+		t.Errorf("no warning %q; log:\n%s", want, logs.String())
+	}
+	stop()
+}
