@@ -68,6 +68,7 @@ type Config struct {
 	ProvideTxMetadata  bool
 	TombstonesOnDelete bool
 	SkippedOps         map[byte]bool
+	MessageKeyColumns  map[string][]string // message.key.columns: "database.table" → the columns of its key
 
 	HistoryTopic       string
 	HistoryBrokers     []string
@@ -205,6 +206,7 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 	c.HeartbeatInterval = p.Millis("heartbeat.interval.ms", 0)
 	c.TombstonesOnDelete = p.Boolean("tombstones.on.delete", true)
 	c.SkippedOps = p.SkippedOperations("skipped.operations", "t")
+	c.MessageKeyColumns = p.KeyColumns("message.key.columns")
 	c.SchemaNames = p.NameAdjuster("schema.name.adjustment.mode", schema.NewSchemaNameAdjuster)
 	c.FieldNames = p.NameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
 	c.Columns = columns.Parse(p, settings)

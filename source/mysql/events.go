@@ -3,6 +3,7 @@ package mysql
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cdcd/cdcd/schema"
@@ -20,7 +21,7 @@ type tableSchema struct {
 	fields   []int             // table column index → row field index, -1 for a column left out (column.exclude.list)
 	mappers  []*columns.Mapper // table column index → its column.mask/truncate/propagate mapper, nil for none
 	row      *schema.Schema
-	key      *schema.Schema // nil for a table without a primary key: its events have null keys
+	key      *schema.Schema // nil for a table without a primary key or message.key.columns: null keys
 	keyCols  []int          // row field indexes of the key columns
 	envelope *schema.Schema
 	headers  []source.Header
@@ -68,12 +69,26 @@ func (c *Config) newTableSchema(t *tables.Table, src *schema.Schema, headers []s
 	}
 	ts.row = &schema.Schema{Type: schema.StructT, Optional: true, Name: names[0], Fields: fields}
 	ts.envelope = schema.EnvelopeSchema(names[1], ts.row, src)
-	if len(t.PrimaryKey) > 0 {
+	// message.key.columns names a table's key columns instead of its primary key, or gives a table
+	// without one a key, as Debezium's KeyMapper does.
+	keyCols := t.PrimaryKey
+	if override, ok := c.MessageKeyColumns[t.ID.Database+"."+t.ID.Table]; ok {
+		keyCols = override
+	}
+	if len(keyCols) > 0 {
 		var keyFields []schema.Field
-		for _, name := range t.PrimaryKey {
+		for _, name := range keyCols {
 			i, ok := fieldOf[name]
 			if !ok {
-				return nil, fmt.Errorf("primary key column %q of %s.%s is not among the captured columns (check column.exclude.list)", name, t.ID.Database, t.ID.Table)
+				// Column names are case-insensitive in MySQL and MariaDB.
+				for n, f := range fieldOf {
+					if strings.EqualFold(n, name) {
+						i, ok = f, true
+					}
+				}
+			}
+			if !ok {
+				return nil, fmt.Errorf("key column %q of %s.%s is not among the captured columns (check message.key.columns and column.exclude.list)", name, t.ID.Database, t.ID.Table)
 			}
 			ts.keyCols = append(ts.keyCols, i)
 			keyFields = append(keyFields, schema.Field{Name: fields[i].Name, Schema: unmapped[i]})
