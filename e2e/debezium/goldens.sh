@@ -51,7 +51,7 @@ MDB_HISTORY_TOPIC=mdb1-schema-history
 # database.server.id must be unique among the server's replicas; no other cdcd test uses this one.
 MDB_SERVER_ID=85401
 MDB_VARIANTS=(default schemas-off decimal-string bigint-precise time-connect binary-base64 truncate-no-tombstones columns include-query
-	transaction-metadata incremental-snapshot incremental-notifications message-key-columns)
+	transaction-metadata incremental-snapshot incremental-notifications message-key-columns snapshot-include)
 
 log() { printf '[goldens] %s\n' "$*" >&2; }
 die() { printf '[goldens] error: %s\n' "$*" >&2; exit 1; }
@@ -412,6 +412,8 @@ mariadb_variant_connector_props() {
 	include-query) echo "include.query=true" ;; # source.query from the binlog's annotate rows events
 	# A key for the table without a primary key, and another key than the primary key for composite_pk.
 	message-key-columns) echo "message.key.columns=cdcd_golden.no_pk:a;cdcd_golden.composite_pk:v" ;;
+	# The snapshot reads the rows of two tables; the others' schemas are read, their changes streamed.
+	snapshot-include) echo 'snapshot.include.collection.list=cdcd_golden\.no_pk,cdcd_golden\.composite_pk' ;;
 	transaction-metadata) echo "provide.transaction.metadata=true" ;; # BEGIN/END on mdb1.transaction, event blocks
 	incremental-snapshot)
 		# As PostgreSQL's variant: an execute-snapshot signal in the signal table (extra-changes.sql) for a

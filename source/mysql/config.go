@@ -69,6 +69,9 @@ type Config struct {
 	TombstonesOnDelete bool
 	SkippedOps         map[byte]bool
 	MessageKeyColumns  map[string][]string // message.key.columns: "database.table" → the columns of its key
+	// SnapshotTables narrows the snapshot's rows to these captured tables (snapshot.include.collection.list,
+	// regular expressions on "database.table"); nil: all captured. The others' schemas are still read.
+	SnapshotTables []*regexp.Regexp
 
 	HistoryTopic       string
 	HistoryBrokers     []string
@@ -207,6 +210,7 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 	c.TombstonesOnDelete = p.Boolean("tombstones.on.delete", true)
 	c.SkippedOps = p.SkippedOperations("skipped.operations", "t")
 	c.MessageKeyColumns = p.KeyColumns("message.key.columns")
+	c.SnapshotTables = p.RegexList("snapshot.include.collection.list")
 	c.SchemaNames = p.NameAdjuster("schema.name.adjustment.mode", schema.NewSchemaNameAdjuster)
 	c.FieldNames = p.NameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
 	c.Columns = columns.Parse(p, settings)

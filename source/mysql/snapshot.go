@@ -21,6 +21,7 @@ import (
 	"github.com/cdcd/cdcd/source/mysql/tables"
 	"github.com/cdcd/cdcd/source/mysql/types"
 	"github.com/cdcd/cdcd/source/notify"
+	"github.com/cdcd/cdcd/source/props"
 )
 
 // snapshotBatchRows is how many snapshot rows one batch holds.
@@ -92,7 +93,8 @@ func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- sou
 	return streamFrom, nil
 }
 
-// planProgress lists the tables the snapshot reads, each read at pos; of a resumed snapshot, the tables it
+// planProgress lists the tables the snapshot reads (those of snapshot.include.collection.list, if set), each
+// read at pos; of a resumed snapshot, the tables it
 // finished keep their earlier position and are not read again.
 func (r *Reader) planProgress(captured []tables.ID, pos Offset, resumed *Offset) *snapshot.Progress {
 	var prev *snapshot.Progress
@@ -107,6 +109,9 @@ func (r *Reader) planProgress(captured []tables.ID, pos Offset, resumed *Offset)
 	done := 0
 	for _, id := range captured {
 		name := id.Database + "." + id.Table
+		if len(r.cfg.SnapshotTables) > 0 && !props.AnyMatch(r.cfg.SnapshotTables, name) {
+			continue // snapshot.include.collection.list: streamed from pos, no rows read
+		}
 		if prev != nil {
 			if t := prev.Table(name); t != nil && t.Done {
 				progress.Tables = append(progress.Tables, *t)
