@@ -10,6 +10,7 @@ import (
 
 	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/e2e/capture"
+	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
 // TestMariaDBHeartbeatsAdvanceTheOffset captures one table while another, not captured, is written: with
@@ -104,5 +105,28 @@ func TestMariaDBHistoryRecordsEveryDatabase(t *testing.T) {
 		if created == only || altered == only {
 			t.Errorf("store.only.captured.databases.ddl=%v: other database's CREATE recorded %v, ALTER recorded %v", only, created, altered)
 		}
+	}
+}
+
+// TestMariaDBHeartbeatActionQuery: heartbeat.action.query runs with every heartbeat, as Debezium's, here an
+// insert into a captured table, whose changes then stream like any other.
+func TestMariaDBHeartbeatActionQuery(t *testing.T) {
+	c := newMariaDBCase(t)
+	c.run("CREATE TABLE beats (id INT AUTO_INCREMENT PRIMARY KEY, at DATETIME(6) NOT NULL)")
+	grant := fmt.Sprintf("INSERT ON `%s`.beats TO '%s'@'%%'", c.dsn.DB, testenv.MariaDBCaptureUser)
+	c.run("GRANT " + grant)
+	// The server keeps a table's grant after the table is dropped: revoked before the database goes.
+	t.Cleanup(func() { c.run("REVOKE " + strings.Replace(grant, " TO ", " FROM ", 1)) })
+	c.conn["table.include.list"] = c.dsn.DB + ".beats"
+	c.conn["heartbeat.interval.ms"] = "200"
+	c.conn["heartbeat.action.query"] = "INSERT INTO " + c.dsn.DB + ".beats (at) VALUES (NOW(6))"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := c.launchStreaming()
+	defer p.stop()
+	// The first query's row is streamed, and its transaction is followed by more heartbeats.
+	topic := capture.Selection{Topics: []string{c.prefix + "." + c.dsn.DB + ".beats"}}
+	for _, want := range []string{`"after":{"id":1,`, `"after":{"id":3,`} {
+		waitFor(t, ctx, c.broker, topic, want)
 	}
 }

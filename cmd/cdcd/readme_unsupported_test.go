@@ -42,7 +42,7 @@ var unsupportedFeatures = []unsupportedFeature{
 		[]string{"max.batch.size", "max.queue.size", "max.queue.size.in.bytes", "poll.interval.ms", "query.fetch.size", "executor.shutdown.timeout.ms", "topic.cache.size", "binlog.buffer.size"}},
 	{"Failure handling other than Debezium's defaults, and Connect's retry timeouts",
 		[]string{"event.converting.failure.handling.mode", "event.deserialization.failure.handling.mode", "event.processing.failure.handling.mode", "inconsistent.schema.handling.mode", "errors.retry.*", "retriable.restart.connector.wait.ms"}},
-	{"Heartbeat action queries and a renamed heartbeat topic", []string{"heartbeat.action.query", "topic.heartbeat.name"}},
+	{"A renamed heartbeat topic", []string{"topic.heartbeat.name"}},
 	{"Schema history and schema refresh options", []string{"schema.history.internal*", "internal.schema.history.internal.ddl.filter", "schema.refresh.mode", "include.schema.comments", "include.unknown.datatypes"}},
 	{"PostgreSQL replication options (replica identity changes, LSN flush timeouts)",
 		[]string{"replica.identity.autoset.values", "lsn.flush.timeout.*"}},

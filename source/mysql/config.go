@@ -63,6 +63,7 @@ type Config struct {
 	GTIDFilterDML        bool // gtid.source.filter.dml.events
 
 	HeartbeatInterval time.Duration
+	HeartbeatQuery    string // heartbeat.action.query: run at every heartbeat
 	// ProvideTxMetadata writes BEGIN and END records to the transaction topic and a transaction block into
 	// every data event (provide.transaction.metadata).
 	ProvideTxMetadata  bool
@@ -206,7 +207,7 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 	p.Exclusive("gtid.source.includes", "gtid.source.excludes")
 	c.GTIDFilterDML = p.Boolean("gtid.source.filter.dml.events", true)
 
-	c.HeartbeatInterval = p.Millis("heartbeat.interval.ms", 0)
+	c.HeartbeatInterval, c.HeartbeatQuery = props.Heartbeat(p)
 	c.TombstonesOnDelete = p.Boolean("tombstones.on.delete", true)
 	c.SkippedOps = p.SkippedOperations("skipped.operations", "t")
 	c.MessageKeyColumns = p.KeyColumns("message.key.columns")

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cdcd/cdcd/source/mysql/types"
 )
@@ -89,5 +90,25 @@ func TestRefuseNamesWhatToChange(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestHeartbeatActionQueryNeedsHeartbeats: a query that runs with every heartbeat is refused without
+// heartbeats (heartbeat.interval.ms 0, the default), where it would never run.
+func TestHeartbeatActionQueryNeedsHeartbeats(t *testing.T) {
+	base := map[string]string{
+		"database.hostname": "h", "database.user": "u", "database.server.id": "5400", "topic.prefix": "p",
+		"schema.history.internal.kafka.topic": "hist", "schema.history.internal.kafka.bootstrap.servers": "a:1",
+		"heartbeat.action.query": "INSERT INTO beats VALUES (NOW())",
+	}
+	_, err := ParseConfig("c", types.MariaDB, base, slog.New(slog.DiscardHandler))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "heartbeat.action.query" || !strings.Contains(err.Error(), "set heartbeat.interval.ms") {
+		t.Fatalf("without heartbeats: %v, want heartbeat.action.query refused", err)
+	}
+	base["heartbeat.interval.ms"] = "1000"
+	cfg, err := ParseConfig("c", types.MariaDB, base, slog.New(slog.DiscardHandler))
+	if err != nil || cfg.HeartbeatQuery != base["heartbeat.action.query"] || cfg.HeartbeatInterval != time.Second {
+		t.Fatalf("with heartbeats: %v, %+v", err, cfg)
 	}
 }

@@ -274,7 +274,9 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 			continue
 		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			st.heartbeat() // a quiet binlog
+			if err := st.heartbeat(); err != nil { // a quiet binlog
+				return err
+			}
 			continue
 		}
 		if err != nil {
@@ -286,7 +288,9 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 		if err := st.handle(ctx, ev); err != nil {
 			return err
 		}
-		st.heartbeat()
+		if err := st.heartbeat(); err != nil {
+			return err
+		}
 	}
 }
 

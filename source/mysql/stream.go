@@ -393,16 +393,31 @@ func (st *stream) commit(ctx context.Context, end int64) error {
 
 // heartbeat emits a heartbeat record (heartbeat.interval.ms) when the interval has passed since the last one
 // and no transaction is open, recording the last transaction boundary's offset: on a quiet or filtered
-// binlog, the offset still advances.
-func (st *stream) heartbeat() {
+// binlog, the offset still advances. Each heartbeat first runs heartbeat.action.query on the query
+// connection, as Debezium's; a failure of it fails the stream.
+func (st *stream) heartbeat() error {
 	interval := st.r.cfg.HeartbeatInterval
 	now := st.r.now()
 	if interval <= 0 || st.inTx || now.Sub(st.lastHeartbeat) < interval {
-		return
+		return nil
 	}
 	st.lastHeartbeat = now
+	if q := st.r.cfg.HeartbeatQuery; q != "" {
+		conn, err := incDB{st}.conn(st.ctx)
+		if err == nil {
+			_, err = conn.Execute(q)
+		}
+		if err != nil {
+			if st.sql != nil {
+				st.sql.Close()
+				st.sql = nil
+			}
+			return fmt.Errorf("heartbeat.action.query failed: %w", err)
+		}
+	}
 	ev := source.HeartbeatEvent(st.r.cfg.Topics.HeartbeatTopic(), st.r.cfg.TopicPrefix, now)
 	st.send(source.Batch{Events: []source.Event{ev}, Offset: st.committed.Fields(), Position: binlogPosition{st.committed}})
+	return nil
 }
 
 // streamError is a failure at a binlog position: the position is in the message, so the operator knows

@@ -1,5 +1,7 @@
 package props
 
+import "time"
+
 // CommonRefused are the keys of Debezium's shared configuration (CommonConnectorConfig,
 // RelationalDatabaseConnectorConfig and the keys it reads outside its ConfigDef, ExtraKeys) that neither of
 // cdcd's connectors implements yet. A connector refuses them, with its own (Keys.Refused), unless they are at
@@ -37,3 +39,14 @@ var CommonRefused = []string{
 var CommonFamilies = []string{"database.", "driver.", "signal.", "notification.", "snapshot.select.statement.overrides.",
 	"snapshot.mode.", "snapshot.query.mode.", "snapshot.locking.mode.", "openlineage.integration.",
 	"column.mask.", "column.truncate."}
+
+// Heartbeat reads heartbeat.interval.ms and heartbeat.action.query. The query runs with every heartbeat, so
+// one without heartbeats (an interval of 0, the default) would never run: it is refused.
+func Heartbeat(p *Parser) (interval time.Duration, query string) {
+	interval = p.Millis("heartbeat.interval.ms", 0)
+	query = p.Str("heartbeat.action.query", "")
+	if query != "" && interval == 0 {
+		p.Fail("heartbeat.action.query", query, "it runs with every heartbeat, and heartbeat.interval.ms is 0 (no heartbeats): set heartbeat.interval.ms, or remove the query")
+	}
+	return interval, query
+}
