@@ -121,6 +121,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		p.MaxPendingBatches = 4096
 	}
 	tr := newTracker(p.MaxPendingBatches)
+	tr.full = func(waited time.Duration) {
+		n, first := tr.unresolved()
+		p.Log.Warn("reading waits: the in-flight bound is full and Kafka has not acknowledged the oldest batch",
+			"waited", waited.Round(time.Second), "unacknowledged_batches", n, "acknowledged_behind_it", tr.acknowledgedBehind(),
+			"first_unacknowledged_end", first, "last_recorded", tr.lastCommitted(), "max_pending_batches", p.MaxPendingBatches)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 

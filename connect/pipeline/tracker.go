@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/cdcd/cdcd/source"
 )
@@ -26,6 +27,8 @@ type tracker struct {
 
 	err    error
 	failed chan struct{} // closed on the first failed acknowledgement
+
+	full func(waited time.Duration) // told while add waits for room; see fullReport
 }
 
 type pendingBatch struct {
@@ -36,16 +39,21 @@ type pendingBatch struct {
 }
 
 func newTracker(max int) *tracker {
-	return &tracker{slots: make(chan struct{}, max), failed: make(chan struct{})}
+	return &tracker{slots: make(chan struct{}, max), failed: make(chan struct{}), full: func(time.Duration) {}}
 }
 
+// fullReport is how often add, while it waits for room, calls full.
+var fullReport = 30 * time.Second
+
 // add registers the next batch and returns its sequence number. It blocks while the tracker is full and
-// returns ctx's error if ctx ends first.
+// returns ctx's error if ctx ends first; every fullReport of waiting it calls t.full with the time waited.
 func (t *tracker) add(ctx context.Context, offset []source.OffsetField, pos source.Position) (uint64, error) {
 	select {
 	case t.slots <- struct{}{}:
-	case <-ctx.Done():
-		return 0, ctx.Err()
+	default:
+		if err := t.waitForRoom(ctx); err != nil {
+			return 0, err
+		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -53,6 +61,23 @@ func (t *tracker) add(ctx context.Context, offset []source.OffsetField, pos sour
 	t.nextSeq++
 	t.pending = append(t.pending, pendingBatch{seq: seq, offset: offset, pos: pos})
 	return seq, nil
+}
+
+// waitForRoom takes a slot once one is free, telling t.full every fullReport meanwhile.
+func (t *tracker) waitForRoom(ctx context.Context) error {
+	start := time.Now()
+	tick := time.NewTicker(fullReport)
+	defer tick.Stop()
+	for {
+		select {
+		case t.slots <- struct{}{}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			t.full(time.Since(start))
+		}
+	}
 }
 
 // ack resolves batch seq. A failed batch is never resolved: nothing after it can be recorded, and the
@@ -130,6 +155,20 @@ func (t *tracker) unresolved() (int, source.Position) {
 		return 0, nil
 	}
 	return len(t.pending), t.pending[0].pos
+}
+
+// acknowledgedBehind counts the pending batches acknowledged behind the unacknowledged head: many while the
+// head is not means one acknowledgement is missing, not that Kafka is slow.
+func (t *tracker) acknowledgedBehind() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, b := range t.pending {
+		if b.acked {
+			n++
+		}
+	}
+	return n
 }
 
 // failure returns the first failed acknowledgement's error.

@@ -89,3 +89,46 @@ func TestTrackerBlocksWhenFull(t *testing.T) {
 		t.Fatal("add on a full tracker with a cancelled context must fail")
 	}
 }
+
+// TestTrackerSaysWhileFull: an add that waits for room reports it every fullReport until an ack frees a
+// slot, and acknowledgedBehind counts what was acknowledged behind the unacknowledged head.
+func TestTrackerSaysWhileFull(t *testing.T) {
+	defer func(d time.Duration) { fullReport = d }(fullReport)
+	fullReport = 10 * time.Millisecond
+	tr := newTracker(2)
+	told := make(chan time.Duration, 16)
+	tr.full = func(waited time.Duration) {
+		select {
+		case told <- waited:
+		default:
+		}
+	}
+	ctx := context.Background()
+	head, _ := tr.add(ctx, nil, nil)
+	second, _ := tr.add(ctx, nil, nil)
+	tr.ack(second, nil)
+	if n := tr.acknowledgedBehind(); n != 1 {
+		t.Fatalf("acknowledgedBehind = %d, want 1", n)
+	}
+	added := make(chan error, 1)
+	go func() {
+		_, err := tr.add(ctx, nil, nil)
+		added <- err
+	}()
+	select {
+	case <-told:
+	case err := <-added:
+		t.Fatalf("add returned (%v) while the tracker was full", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a waiting add never reported")
+	}
+	tr.ack(head, nil)
+	select {
+	case err := <-added:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("add did not return once the head was acknowledged")
+	}
+}
