@@ -884,6 +884,13 @@ func snapshotCrashResume(t *testing.T, threads int) {
 		p = b.start()
 		waitLog(t, p, "snapshot started")
 		releaseGate, gated := holdTable(t, ctx, dsnOf(b), "tzz_gate")
+		// Taking the gate proves nothing once the run has read it: a resumed run whose pads were done reads
+		// the gate at once, and its snapshot may end (releasing the gate) before the lock is asked for.
+		if gated && strings.Contains(p.log.String(), "table=public.tzz_gate") {
+			t.Logf("the gate was taken after the run had read it")
+			releaseGate()
+			releaseGate, gated = func() {}, false
+		}
 		startProgress := b.progress().Encode()
 		if len(crashes) == 1 {
 			time.Sleep(300 * time.Millisecond)
