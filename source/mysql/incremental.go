@@ -406,5 +406,6 @@ func (st *stream) queuedSignals() error {
 func (st *stream) closeSQL() {
 	if st.sql != nil {
 		st.sql.Close()
+		st.sql = nil // the next incDB.conn opens a new one
 	}
 }

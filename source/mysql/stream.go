@@ -408,10 +408,7 @@ func (st *stream) heartbeat() error {
 			_, err = conn.Execute(q)
 		}
 		if err != nil {
-			if st.sql != nil {
-				st.sql.Close()
-				st.sql = nil
-			}
+			st.closeSQL()
 			return fmt.Errorf("heartbeat.action.query failed: %w", err)
 		}
 	}

@@ -33,12 +33,9 @@ func ensureViaRoot(ctx context.Context, conn *pgx.Conn, cfg *Config, log *slog.L
 	if !cfg.PublishViaRoot {
 		return nil
 	}
-	var viaRoot bool
-	if err := conn.QueryRow(ctx, "SELECT pubviaroot FROM pg_publication WHERE pubname = $1", cfg.PublicationName).Scan(&viaRoot); err != nil {
-		return fmt.Errorf("reading publish_via_partition_root of publication %q: %w", cfg.PublicationName, err)
-	}
-	if viaRoot {
-		return nil
+	viaRoot, err := publishesViaRoot(ctx, conn, cfg.PublicationName)
+	if err != nil || viaRoot {
+		return err
 	}
 	pub := pgx.Identifier{cfg.PublicationName}.Sanitize()
 	if cfg.PublicationMode == "disabled" {
@@ -50,4 +47,13 @@ func ensureViaRoot(ctx context.Context, conn *pgx.Conn, cfg *Config, log *slog.L
 	}
 	log.Info("publication now publishes partitions through their roots (publish.via.partition.root=true)", "publication", cfg.PublicationName)
 	return nil
+}
+
+// publishesViaRoot reads publish_via_partition_root of the existing publication name.
+func publishesViaRoot(ctx context.Context, conn *pgx.Conn, name string) (bool, error) {
+	var viaRoot bool
+	if err := conn.QueryRow(ctx, "SELECT pubviaroot FROM pg_publication WHERE pubname = $1", name).Scan(&viaRoot); err != nil {
+		return false, fmt.Errorf("reading publish_via_partition_root of publication %q: %w", name, err)
+	}
+	return viaRoot, nil
 }

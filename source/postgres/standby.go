@@ -59,9 +59,9 @@ func checkStandbyPublication(ctx context.Context, conn *pgx.Conn, cfg *Config, e
 			cfg.PublicationName, cfg.addr(), stmt, viaRootClause(cfg)))
 	}
 	if cfg.PublishViaRoot {
-		var viaRoot bool
-		if err := conn.QueryRow(ctx, "SELECT pubviaroot FROM pg_publication WHERE pubname = $1", cfg.PublicationName).Scan(&viaRoot); err != nil {
-			return fmt.Errorf("reading publish_via_partition_root of publication %q: %w", cfg.PublicationName, err)
+		viaRoot, err := publishesViaRoot(ctx, conn, cfg.PublicationName)
+		if err != nil {
+			return err
 		}
 		if !viaRoot {
 			return source.Fatal(fmt.Errorf("publish.via.partition.root=true but publication %q publishes partitions under their own names, and the standby at %s cannot alter it: run ALTER PUBLICATION %s SET (publish_via_partition_root = true) on the primary",
