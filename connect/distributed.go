@@ -37,8 +37,7 @@ type Distributed struct {
 	configs configView
 	url     string // this worker's advertised REST URL, ending in "/"
 	client  *http.Client
-	// slotDropRequested tells whether a DELETE asked cdcd to drop the slot too (see RefuseSlotDropOnDelete).
-	slotDropRequested func(context.Context) bool
+	onDelete DeleteHook // see SetDeleteHook; set before Run
 
 	life       context.Context // set by Run: publishing task configs stops with it
 	reconcileC chan struct{}

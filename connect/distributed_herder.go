@@ -432,16 +432,14 @@ func (d *Distributed) RestartTask(name string, id int) error {
 // DeleteConnector (leader) removes the connector's config and target state and tombstones its
 // statuses; its offsets stay, as in Connect.
 func (d *Distributed) DeleteConnector(ctx context.Context, name string) error {
-	if d.slotDropRequested != nil && d.slotDropRequested(ctx) {
-		return &RequestError{Kind: BadRequest, Message: "dropSlot=true is not available in distributed mode, where the connector's task may still be stopping on another worker: delete the connector, then drop its slot with `cdcd slots drop`"}
-	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	snap, err := d.leaderConfig(ctx, "delete connectors")
 	if err != nil {
 		return err
 	}
-	if _, ok := snap.Connectors[name]; !ok {
+	props, ok := snap.Connectors[name]
+	if !ok {
 		return connectorNotFound(name)
 	}
 	if err := d.stores.Configs.RemoveConnectorConfig(ctx, name); err != nil {
@@ -456,13 +454,52 @@ func (d *Distributed) DeleteConnector(ctx context.Context, name string) error {
 	if err != nil {
 		return &RequestError{Kind: ServerError, Message: err.Error()}
 	}
+	if d.onDelete != nil {
+		// The task stops on its owner once that worker reads the tombstone: the hook may have to wait
+		// for it (within this request's bound).
+		return d.onDelete(ctx, name, props)
+	}
 	return nil
 }
 
-// RefuseSlotDropOnDelete makes DELETE /connectors/{name} refuse cdcd's ?dropSlot=true (requested tells
-// whether a request asked for it), which standalone mode serves.
-func (d *Distributed) RefuseSlotDropOnDelete(requested func(context.Context) bool) {
-	d.slotDropRequested = requested
+// SetDeleteHook installs h, which the leader runs after it deleted a connector (the REST request that
+// deleted it waits for it). Unlike standalone mode's, it runs while the connector's task may still be
+// stopping on another worker. Call it before Run.
+func (d *Distributed) SetDeleteHook(h DeleteHook) { d.onDelete = h }
+
+// Leads reports whether this worker is the group's leader, as the last assignment said, and the leader's
+// REST URL (ending in "/"; "" until an assignment named one).
+func (d *Distributed) Leads() (leads bool, leaderURL string) {
+	d.stateMu.Lock()
+	defer d.stateMu.Unlock()
+	return d.leader, d.leaderURL
+}
+
+// ResolveConnectorConfig resolves config-provider placeholders with the worker's providers.
+func (d *Distributed) ResolveConnectorConfig(props map[string]string) (map[string]string, error) {
+	return d.w.ResolveConnectorConfig(props)
+}
+
+// ConfiguredConnectors lists every connector of the cluster, from the config topic, with the state its
+// owner wrote to the status topic (UNASSIGNED before one did). A connector whose placeholders do not
+// resolve on this worker is left out. Safe for concurrent use; it reads what the topics' readers hold.
+func (d *Distributed) ConfiguredConnectors() []ConfiguredConnector {
+	snap := d.configs.Snapshot()
+	out := make([]ConfiguredConnector, 0, len(snap.Connectors))
+	for _, name := range snap.ConnectorNames() {
+		resolved, err := d.w.ResolveConnectorConfig(snap.Connectors[name])
+		if err != nil {
+			continue
+		}
+		state := Unassigned
+		if st, ok := d.stores.Status.Tasks(name)[0]; ok {
+			state = State(st.State)
+		} else if st, ok := d.stores.Status.Connector(name); ok {
+			state = State(st.State)
+		}
+		out = append(out, ConfiguredConnector{Name: name, Resolved: resolved, State: state})
+	}
+	return out
 }
 
 // ConnectorOffsets returns the connector's offsets from the offset topic, read to its end.

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/cdcd/cdcd/connect/cluster"
@@ -231,10 +230,3 @@ func TestLeaderStoresOnlyImpliedTaskConfigs(t *testing.T) {
 	}
 }
 
-func TestDeleteRefusesSlotDrop(t *testing.T) {
-	d, _ := testDistributed(t, twoConnectors())
-	d.RefuseSlotDropOnDelete(func(context.Context) bool { return true })
-	if re, ok := d.DeleteConnector(context.Background(), "a").(*RequestError); !ok || re.Kind != BadRequest || !strings.Contains(re.Message, "cdcd slots drop") {
-		t.Errorf("got %v", re)
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -75,12 +76,19 @@ func startConnectREST(t *testing.T, props map[string]string, mainClass string) s
 }
 
 func httpGetStatus(url string) (int, error) {
+	code, _, err := httpGet(url)
+	return code, err
+}
+
+// httpGet returns the status and body of a GET of url.
+func httpGet(url string) (int, []byte, error) {
 	resp, err := http.Get(url)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
 }
 
 // conformanceCall is one REST call of the sequence both workers get.

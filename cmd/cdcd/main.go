@@ -9,6 +9,7 @@
 package main
 
 import (
+	"cmp"
 	"net"
 	"slices"
 
@@ -29,7 +30,6 @@ import (
 	"github.com/cdcd/cdcd/source/postgres/slotguard"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	kafkago "github.com/segmentio/kafka-go"
 
@@ -125,6 +125,10 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	if err != nil {
 		return err
 	}
+	if slotCfg.StorageTopic != "" {
+		return fmt.Errorf("%w: %sstorage.topic is read in distributed mode only: a standalone worker keeps its slot ledger in %s; remove the key",
+			config.ErrWorkerConfig, slotguard.ConfigPrefix, slotguard.LedgerPath(cfg.OffsetStorageFile))
+	}
 	ledger, err := slotguard.OpenLedger(slotguard.LedgerPath(cfg.OffsetStorageFile))
 	if err != nil {
 		return err
@@ -174,7 +178,7 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	api.Handle("GET /slots", guardian.SlotsHandler())
 	api.Handle("GET /connectors/{name}/slot", guardian.ConnectorSlotHandler())
 	api.Handle("GET /metrics", guardian.MetricsHandler(readerAndWorkerMetrics(connect.NewConnectCollector(w, kafkaTransport.ClientID, traffic.Bytes))...))
-	w.SetDeleteHook(dropSlotOnDelete(w, guardian))
+	w.SetDeleteHook(dropSlotOnDelete(w.ResolveConnectorConfig, guardian.DropConnectorSlot))
 	go guardian.Run(ctx)
 	go fetchClusterID(ctx, w.Config().BootstrapServers, kafkaTransport, api, log)
 	srv := &http.Server{Handler: connect.CountRESTRequests(api), ReadHeaderTimeout: 30 * time.Second}
@@ -295,12 +299,13 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
-	// Slots a task creates are remembered for this process only: the slot guardian, which needs a durable
-	// record of them, does not run in distributed mode.
-	ledger, err := slotguard.OpenLedger("")
+	slotCfg, err := slotguard.ParseConfig(props)
 	if err != nil {
 		return err
 	}
+	ledgerTopicName := cmp.Or(slotCfg.StorageTopic, cfg.GroupID+"-cdcd-slots")
+	ledgerWriter := &ledgerTopic{}
+	ledger := slotguard.NewSharedLedger(ledgerWriter)
 	kafkaTransport, err := workerTransport(cfg)
 	if err != nil {
 		return err
@@ -319,7 +324,6 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 	warnIfOpen(ln.Addr(), props, log)
 	id := rest.WorkerID(d.Config(), ln.Addr())
 	d.SetWorkerID(id)
-	d.RefuseSlotDropOnDelete(rest.DropSlotRequested)
 	api, err := newAPI(d, props, log)
 	if err != nil {
 		ln.Close()
@@ -336,14 +340,32 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 		api.SetForwardClient(client)
 		d.SetHTTPClient(client)
 	}
+	// The ledger is read to its end before the worker joins: a task started by the first assignment
+	// records the slot it creates, and the guardian tells orphans by what the ledger holds.
+	ledgerLog, err := openSlotLedger(ctx, cfg, ledgerTopicName, kafkaTransport, ledger, ledgerWriter, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer ledgerLog.Close()
 	if err := d.Open(ctx, scheme+"://"+id+"/"); err != nil {
 		ln.Close()
 		return err
 	}
 	log.Info("REST API listening", "address", ln.Addr().String(), "worker_id", id)
-	metricsRegistry := prometheus.NewRegistry()
-	metricsRegistry.MustRegister(readerAndWorkerMetrics(d.ConnectCollector(kafkaTransport.ClientID, traffic.Bytes))...)
-	api.Handle("GET /metrics", promhttp.HandlerFor(metricsRegistry, promhttp.HandlerOpts{}))
+	// One worker, the group's leader, watches the slots of the whole cluster; every other worker
+	// forwards the guardian's requests to it, and exports no slot series of its own.
+	guardian := slotguard.New(slotCfg, slotRegistry{d}, ledger, log)
+	api.Handle("GET /slots", api.FromLeader(guardian.SlotsHandler(), d.Leads))
+	api.Handle("GET /connectors/{name}/slot", api.FromLeader(guardian.ConnectorSlotHandler(), d.Leads))
+	api.Handle("GET /metrics", guardian.MetricsHandler(readerAndWorkerMetrics(d.ConnectCollector(kafkaTransport.ClientID, traffic.Bytes))...))
+	d.SetDeleteHook(dropSlotOnDelete(d.ResolveConnectorConfig, func(ctx context.Context, server, slot string) error {
+		// The task stops on its owner, perhaps another worker, once that worker reads the deletion.
+		ctx, cancel := context.WithTimeout(ctx, slotReleaseWait)
+		defer cancel()
+		return guardian.DropReleasedConnectorSlot(ctx, server, slot)
+	}))
+	go guardian.RunLeading(ctx, slotLeadership{d})
 	go fetchClusterID(ctx, d.Config().BootstrapServers, kafkaTransport, api, log)
 	srv := &http.Server{Handler: connect.CountRESTRequests(api), ReadHeaderTimeout: 30 * time.Second}
 	served := make(chan error, 1)
@@ -381,6 +403,11 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 	}
 	return runErr
 }
+
+// slotReleaseWait bounds how long DELETE /connectors/{name}?dropSlot=true waits in distributed mode for the
+// deleted connector's task to stop and release its slot: the owner's graceful stop and more, well within
+// the REST request's 90 s.
+const slotReleaseWait = 60 * time.Second
 
 // restAPIVersion is the Kafka Connect version whose REST API cdcd serves; GET / reports it as Connect
 // reports its own version, so scripts that check it keep working. The commit field carries cdcd's version.

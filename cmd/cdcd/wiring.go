@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cdcd/cdcd/connect"
+	"github.com/cdcd/cdcd/connect/cluster"
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/rest"
 	"github.com/cdcd/cdcd/sink/kafka"
@@ -75,14 +76,19 @@ func ownsWorkerKey(key string) bool {
 	return strings.HasPrefix(key, slotguard.ConfigPrefix) || key == rest.CredentialsFileKey
 }
 
-// slotRegistry tells the guardian which PostgreSQL connectors exist and which slots they use.
-type slotRegistry struct{ w *connect.Worker }
+// slotRegistry tells the guardian which PostgreSQL connectors exist and which slots they use: a
+// standalone worker's, or (distributed) the whole cluster's from the config topic.
+type slotRegistry struct {
+	connectors interface {
+		ConfiguredConnectors() []connect.ConfiguredConnector
+	}
+}
 
 var _ slotguard.Registry = slotRegistry{}
 
 func (r slotRegistry) Connectors() []slotguard.ConnectorSlot {
 	var out []slotguard.ConnectorSlot
-	for _, c := range r.w.ConfiguredConnectors() {
+	for _, c := range r.connectors.ConfiguredConnectors() {
 		cfg, ok := postgresConfig(c.Name, c.Resolved)
 		if !ok {
 			continue // not a PostgreSQL connector, or one whose config its task refuses too
@@ -96,13 +102,14 @@ func (r slotRegistry) Connectors() []slotguard.ConnectorSlot {
 }
 
 // dropSlotOnDelete is the delete hook for DELETE /connectors/{name}?dropSlot=true: it drops the deleted
-// connector's slot, and the publication cdcd created for it unless another connector uses it.
-func dropSlotOnDelete(w *connect.Worker, guardian *slotguard.Guardian) connect.DeleteHook {
+// connector's slot with drop, and the publication cdcd created for it unless another connector uses it.
+// resolve resolves the deleted config's placeholders.
+func dropSlotOnDelete(resolve func(map[string]string) (map[string]string, error), drop func(ctx context.Context, server, slot string) error) connect.DeleteHook {
 	return func(ctx context.Context, name string, props map[string]string) error {
 		if !rest.DropSlotRequested(ctx) {
 			return nil
 		}
-		resolved, err := w.ResolveConnectorConfig(props)
+		resolved, err := resolve(props)
 		if err != nil {
 			return err
 		}
@@ -110,8 +117,49 @@ func dropSlotOnDelete(w *connect.Worker, guardian *slotguard.Guardian) connect.D
 		if !ok {
 			return nil // only PostgreSQL connectors have slots
 		}
-		return guardian.DropConnectorSlot(ctx, cfg.Server(), cfg.SlotName)
+		return drop(ctx, cfg.Server(), cfg.SlotName)
 	}
+}
+
+// slotLeadership is the guardian's Leadership in distributed mode: the group's leader watches the slots.
+type slotLeadership struct{ d *connect.Distributed }
+
+func (l slotLeadership) Leads() bool {
+	leads, _ := l.d.Leads()
+	return leads
+}
+
+// ledgerTopic is the compacted topic a distributed cluster keeps the slot ledger in.
+type ledgerTopic struct{ log *cluster.TopicLog } // set once the topic is open, before any task starts
+
+var _ slotguard.RecordLog = (*ledgerTopic)(nil)
+
+func (t *ledgerTopic) WriteRecords(ctx context.Context, entries []slotguard.LedgerEntry) error {
+	msgs := make([]cluster.Message, len(entries))
+	for i, e := range entries {
+		msgs[i] = cluster.Message{Key: e.Key, Value: e.Value}
+	}
+	return t.log.Write(ctx, msgs...)
+}
+
+// openSlotLedger reads the cluster's slot ledger topic to its end into ledger and keeps tailing it until
+// the returned log is closed; ledger writes through topic.
+func openSlotLedger(ctx context.Context, cfg *config.Worker, topicName string, kafkaTransport *kafka.Transport, ledger *slotguard.Ledger, topic *ledgerTopic, log *slog.Logger) (*cluster.TopicLog, error) {
+	var opts []cluster.StoresOption
+	if kafkaTransport != nil {
+		opts = append(opts, cluster.WithTransport(kafkaTransport))
+	}
+	logCfg := cluster.SlotLedgerLog(cfg, topicName, log, opts...)
+	tl, err := cluster.OpenLog(ctx, logCfg, func(r cluster.Record) {
+		if err := ledger.Apply(r.Key, r.Value); err != nil {
+			log.Warn("skipping a record of the slot ledger topic", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "error", err)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opening the slot ledger topic %s (%s): %w", topicName, slotguard.ConfigPrefix+"storage.topic", err)
+	}
+	topic.log = tl
+	return tl, nil
 }
 
 // postgresConfig parses a resolved config when it is a valid PostgreSQL connector's.

@@ -66,6 +66,18 @@ func (s *Stores) Close() {
 	s.Offsets.Close()
 }
 
+// SlotLedgerLog is the LogConfig of cdcd's own internal topic beside Connect's, the slot guardian's
+// ledger: one partition, compacted, with config.storage.replication.factor (the ledger matters as much
+// as the configs: without it a deleted connector's slot is foreign, never orphaned).
+func SlotLedgerLog(w *config.Worker, topic string, logger *slog.Logger, opts ...StoresOption) LogConfig {
+	c := LogConfig{Brokers: w.BootstrapServers, ClientID: clientIDBase(w) + "-slots", Logger: logger,
+		Topic: TopicSpec{Name: topic, Partitions: 1, ReplicationFactor: w.ConfigStorageReplicationFactor}}
+	for _, opt := range opts {
+		opt(&c)
+	}
+	return c
+}
+
 // MemberConfigFor fills a MemberConfig's Kafka and group settings from a distributed worker config;
 // the caller adds URL, Configs and OnAssignment, and Transport when the stores got one.
 func MemberConfigFor(w *config.Worker) MemberConfig {

@@ -77,3 +77,16 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string) 
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, resp.Body)
 }
+
+// FromLeader serves h on the group's leader and forwards the request to the leader on every other worker
+// (with the forward rule above), for what only the leader knows: the slot guardian's inventory. leads
+// reports whether this worker leads and the leader's URL.
+func (s *Server) FromLeader(h http.Handler, leads func() (bool, string)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if leader, url := leads(); !leader {
+			s.forward(w, r, url)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -44,6 +44,10 @@ type Config struct {
 	OrphanPolicy string        // PolicyNone or PolicyDrop
 	OrphanGrace  time.Duration // how long a slot must stay orphaned and inactive before the policy drops it
 	DryRun       bool          // the policy reports what it would drop and drops nothing
+
+	// StorageTopic is the compacted topic a distributed cluster keeps its ledger in; "" takes
+	// "<group.id>-cdcd-slots". A standalone worker keeps its ledger in a file and refuses the key.
+	StorageTopic string
 }
 
 // configKey describes one worker property: its default and how it is parsed into a Config.
@@ -122,6 +126,10 @@ var configKeys = []configKey{
 	{"orphan.grace.ms", "900000", "How long a slot must stay orphaned and inactive before the drop policy drops it, in milliseconds; keep it well above a worker failover.", func(c *Config, v string) (err error) {
 		c.OrphanGrace, err = parseMillis(v, true)
 		return err
+	}},
+	{"storage.topic", "", "Distributed mode: the compacted topic (one partition, config.storage.replication.factor) that keeps the cluster's record of the slots cdcd created; empty takes <group.id>-cdcd-slots. Standalone mode keeps it beside offset.storage.file and refuses this key.", func(c *Config, v string) error {
+		c.StorageTopic = v
+		return nil
 	}},
 	{"orphan.dry.run", "false", "With orphan.policy=drop, log and report the drops without dropping anything.", func(c *Config, v string) (err error) {
 		c.DryRun, err = parseBool(v)

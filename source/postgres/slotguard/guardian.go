@@ -135,7 +135,26 @@ func New(cfg Config, registry Registry, ledger *Ledger, log *slog.Logger) *Guard
 
 // Run refreshes at once and then every RefreshInterval, and delivers webhook calls, until ctx ends. It
 // returns nil then; a refresh that fails for one server is logged and retried at the next interval.
-func (g *Guardian) Run(ctx context.Context) error {
+func (g *Guardian) Run(ctx context.Context) error { return g.RunLeading(ctx, nil) }
+
+// Leadership tells the guardian of a distributed worker whether it is the one that watches the cluster's
+// slots. One worker at a time (the group's leader) reads the servers, raises the alerts and applies the
+// orphan policy for the whole cluster, so each server is read once per interval and a slot is dropped by
+// one worker, not by every worker that sees it orphaned.
+type Leadership interface {
+	// Leads reports whether this worker leads now. It must not block; it is called from Run's goroutine.
+	Leads() bool
+}
+
+// leadershipCheck is how often a guardian with a Leadership asks whether it leads: a new leader starts
+// watching within this time of a rebalance, not a whole refresh interval later.
+const leadershipCheck = time.Second
+
+// RunLeading is Run for one worker of a cluster: the guardian refreshes only while lead says this worker
+// leads (a nil lead always leads). When it stops leading it forgets its inventory and alerts, so a former
+// leader neither serves a stale inventory nor drops anything; the new leader builds its own from the
+// servers and the shared ledger. The webhook delivers what was queued either way.
+func (g *Guardian) RunLeading(ctx context.Context, lead Leadership) error {
 	if !g.cfg.Enabled {
 		return nil
 	}
@@ -148,16 +167,47 @@ func (g *Guardian) Run(ctx context.Context) error {
 	if interval <= 0 {
 		interval = 30 * time.Second // a Config built by hand rather than by ParseConfig
 	}
-	ticker := time.NewTicker(interval)
+	check := interval
+	if lead != nil {
+		check = min(interval, leadershipCheck)
+	}
+	ticker := time.NewTicker(check)
 	defer ticker.Stop()
+	leading := false
+	var refreshed time.Time
 	for {
-		g.Refresh(ctx)
+		switch now := time.Now(); {
+		case lead == nil || lead.Leads():
+			if !leading && lead != nil {
+				g.log.Info("this worker leads the cluster: watching the replication slots")
+			}
+			leading = true
+			// Half a tick of slack: the ticker's beats fall a little short of interval after a refresh.
+			if refreshed.IsZero() || now.Sub(refreshed) >= interval-check/2 {
+				refreshed = now
+				g.Refresh(ctx)
+			}
+		case leading:
+			leading, refreshed = false, time.Time{}
+			g.forget()
+			g.log.Info("another worker leads the cluster now: it watches the replication slots")
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
 		}
 	}
+}
+
+// forget drops the inventory and its alerts without announcing anything: they are not over, another
+// worker watches them now.
+func (g *Guardian) forget() {
+	g.work.Lock()
+	defer g.work.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.servers = map[string]*serverState{}
 }
 
 // inspectTimeout bounds how long one unreachable or stuck server can hold up a refresh.
@@ -498,6 +548,26 @@ func (g *Guardian) DropConnectorSlot(ctx context.Context, server, slot string) e
 	g.work.Lock()
 	defer g.work.Unlock()
 	return g.drop(ctx, server, slot, "requested")
+}
+
+// releasePoll is how often DropReleasedConnectorSlot tries again while the slot is active.
+const releasePoll = 250 * time.Millisecond
+
+// DropReleasedConnectorSlot is DropConnectorSlot for a deleted connector whose task may still be stopping
+// on another worker (distributed mode): while the slot is active it tries again every releasePoll until
+// ctx ends, and then returns the ErrSlotActive error.
+func (g *Guardian) DropReleasedConnectorSlot(ctx context.Context, server, slot string) error {
+	for {
+		err := g.DropConnectorSlot(ctx, server, slot)
+		if !errors.Is(err, ErrSlotActive) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(releasePoll):
+		}
+	}
 }
 
 // drop drops a slot and the publications cdcd created for its connector, audits it and forgets it.

@@ -43,25 +43,48 @@ type ledgerDoc struct {
 	Publications []PublicationRecord `json:"publications"`
 }
 
-// Ledger is the durable record of the slots and publications cdcd created or saw in use, a small JSON file
-// rewritten whole on every change with durable.WriteFile, so a crash leaves either the old or the new
-// record, never a torn one. What it holds in memory changes only once the file holds it: a change whose
-// save failed is not there, and the same change later is tried again. It is safe for concurrent use.
+// Ledger is the durable record of the slots and publications cdcd created or saw in use. A standalone
+// worker keeps it in a small JSON file rewritten whole on every change with durable.WriteFile, so a crash
+// leaves either the old or the new record, never a torn one; a distributed cluster keeps it as keyed
+// records in a compacted Kafka topic that every worker reads (NewSharedLedger). What it holds in memory
+// changes only once the file or the topic holds it: a change whose save failed is not there, and the same
+// change later is tried again. It is safe for concurrent use.
 type Ledger struct {
-	path string // "" keeps the ledger in memory only
-	now  func() time.Time
+	store ledgerStore // nil keeps the ledger in memory only
+	now   func() time.Time
 
 	mu  sync.Mutex
 	doc ledgerDoc // never modified in place: a change builds a new document and commitLocked swaps it in
 }
 
+// ledgerStore makes a change of the ledger durable before the ledger holds it. save is called with the
+// ledger's lock held, one call at a time.
+type ledgerStore interface {
+	save(prev, next ledgerDoc) error
+}
+
+// ledgerFile is a standalone worker's ledger file, given mode 0600 when new.
+type ledgerFile string
+
+func (f ledgerFile) save(_, next ledgerDoc) error {
+	data, err := json.MarshalIndent(next, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the slot ledger: %w", err)
+	}
+	if err := durable.WriteFile(string(f), append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("writing the slot ledger: %w", err)
+	}
+	return nil
+}
+
 // OpenLedger loads the ledger at path; a missing file is an empty ledger. An empty path gives a ledger that
 // lives in memory only.
 func OpenLedger(path string) (*Ledger, error) {
-	l := &Ledger{path: path, now: time.Now}
+	l := &Ledger{now: time.Now}
 	if path == "" {
 		return l, nil
 	}
+	l.store = ledgerFile(path)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return l, nil
@@ -179,16 +202,12 @@ func (l *Ledger) forgetPublication(rec PublicationRecord) error {
 	return l.commitLocked(ledgerDoc{Slots: l.doc.Slots, Publications: pubs})
 }
 
-// commitLocked writes next to the file and only then makes it the ledger's content, so a failed write
-// leaves the ledger as it was. The file gets mode 0600 when new.
+// commitLocked saves next and only then makes it the ledger's content, so a failed save leaves the ledger
+// as it was.
 func (l *Ledger) commitLocked(next ledgerDoc) error {
-	if l.path != "" {
-		data, err := json.MarshalIndent(next, "", "  ")
-		if err != nil {
-			return fmt.Errorf("encoding the slot ledger: %w", err)
-		}
-		if err := durable.WriteFile(l.path, append(data, '\n'), 0o600); err != nil {
-			return fmt.Errorf("writing the slot ledger: %w", err)
+	if l.store != nil {
+		if err := l.store.save(l.doc, next); err != nil {
+			return err
 		}
 	}
 	l.doc = next
