@@ -34,9 +34,9 @@ type Distributed struct {
 	member *cluster.Member
 	kafka  kafkago.RoundTripper // the worker's transport for the group and the topics; nil: kafka-go's defaults
 	// configs is the config topic as reconciliation reads it (stores.Configs once open).
-	configs configView
-	url     string // this worker's advertised REST URL, ending in "/"
-	client  *http.Client
+	configs  configView
+	url      string // this worker's advertised REST URL, ending in "/"
+	client   *http.Client
 	onDelete DeleteHook // see SetDeleteHook; set before Run
 
 	life       context.Context // set by Run: publishing task configs stops with it

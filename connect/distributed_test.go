@@ -229,4 +229,3 @@ func TestLeaderStoresOnlyImpliedTaskConfigs(t *testing.T) {
 		t.Errorf("no tasks for a stopped connector: %v", err)
 	}
 }
-

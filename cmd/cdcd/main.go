@@ -363,7 +363,10 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 		// The task stops on its owner, perhaps another worker, once that worker reads the deletion.
 		ctx, cancel := context.WithTimeout(ctx, slotReleaseWait)
 		defer cancel()
-		return guardian.DropReleasedConnectorSlot(ctx, server, slot)
+		if err := guardian.DropReleasedConnectorSlot(ctx, server, slot); err != nil {
+			return fmt.Errorf("the connector is deleted, but its slot %s on %s was not dropped (drop it with `cdcd slots drop` once released, or let cdcd.slots.orphan.policy=drop do it): %w", slot, server, err)
+		}
+		return nil
 	}))
 	go guardian.RunLeading(ctx, slotLeadership{d})
 	go fetchClusterID(ctx, d.Config().BootstrapServers, kafkaTransport, api, log)

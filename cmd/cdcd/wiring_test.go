@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,5 +75,22 @@ func TestWorkerTransport(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "w0rker-s3cret") {
 			t.Errorf("%v: got %v, want a refusal with %q without the password", extra, err, want)
 		}
+	}
+}
+
+// A standalone worker keeps its slot ledger in a file: the distributed ledger topic's key is refused, naming
+// the key and the file, not accepted and ignored.
+func TestStandaloneRefusesSlotStorageTopic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "worker.properties")
+	props := "bootstrap.servers=127.0.0.1:1\noffset.storage.file.filename=" + filepath.Join(dir, "offsets") +
+		"\nkey.converter=org.apache.kafka.connect.json.JsonConverter\nvalue.converter=org.apache.kafka.connect.json.JsonConverter\n" +
+		"cdcd.slots.storage.topic=slots\n"
+	if err := os.WriteFile(path, []byte(props), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := standalone(context.Background(), path, nil, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "cdcd.slots.storage.topic") || !strings.Contains(err.Error(), "offsets.slots.json") {
+		t.Errorf("got %v, want a refusal naming cdcd.slots.storage.topic and the ledger file", err)
 	}
 }
