@@ -135,12 +135,17 @@ func (l *Ledger) Apply(key, value []byte) error {
 	switch {
 	case k[0] == "slot" && len(k) == 3:
 		same := func(r SlotRecord) bool { return r.Server == k[1] && r.Slot == k[2] }
+		createdBefore := slices.ContainsFunc(l.doc.Slots, func(r SlotRecord) bool { return same(r) && r.CreatedByCDCD })
 		slots := slices.DeleteFunc(slices.Clone(l.doc.Slots), same)
 		if value != nil {
 			var rec SlotRecord
 			if err := json.Unmarshal(value, &rec); err != nil || !same(rec) {
 				return fmt.Errorf("%w: the value under %s is not that slot's record", ErrLedgerRecord, key)
 			}
+			// Who created a slot does not change until its record is forgotten (as in recordSlot): the
+			// leader may record a slot as used before it read the creating worker's record, and its
+			// later write must not erase the mark.
+			rec.CreatedByCDCD = rec.CreatedByCDCD || createdBefore
 			slots = append(slots, rec)
 		}
 		l.doc = ledgerDoc{Slots: slots, Publications: l.doc.Publications}

@@ -122,6 +122,26 @@ func TestSharedLedgerAcrossWorkers(t *testing.T) {
 	}
 }
 
+// TestSharedLedgerKeepsCreatedMark: the leader records a slot as used before it read the record of the
+// worker whose task created it; the created mark survives on every worker, and on one that reads the topic later.
+func TestSharedLedgerKeepsCreatedMark(t *testing.T) {
+	topic := &memoryTopic{}
+	creator, leader := &worker{ledger: NewSharedLedger(topic)}, &worker{ledger: NewSharedLedger(topic)}
+	if err := creator.ledger.RecordCreated("db:5432", "app", "inv", "inventory"); err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.ledger.recordUsed("db:5432", "app", "inv", "inventory"); err != nil {
+		t.Fatal(err)
+	}
+	late := &worker{ledger: NewSharedLedger(topic)}
+	for name, w := range map[string]*worker{"creator": creator, "leader": leader, "late": late} {
+		topic.deliver(t, w)
+		if r, ok := w.ledger.Slot("db:5432", "inv"); !ok || !r.CreatedByCDCD {
+			t.Errorf("%s: %+v %v, want the slot created by cdcd", name, r, ok)
+		}
+	}
+}
+
 // TestSharedLedgerFailedWrite: a change Kafka did not take is not in the ledger, and is written when made again.
 func TestSharedLedgerFailedWrite(t *testing.T) {
 	topic := &memoryTopic{fail: errors.New("broker unreachable")}
