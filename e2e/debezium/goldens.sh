@@ -39,7 +39,7 @@ PG_VARIANTS=(default schemas-off decimal-double decimal-string time-connect time
 	binary-hex hstore-map interval-string truncate-no-tombstones message-key-columns snapshot-initial
 	transforms-unwrap transforms-router transforms-fields transforms-outbox transforms-outbox-expand transforms-kafka columns
 	transaction-metadata incremental-snapshot incremental-notifications snapshot-initial-notifications
-	blocking-snapshot partition-root)
+	blocking-snapshot partition-root snapshot-initial-select-override)
 
 # The MariaDB reference runs as connect.sh's `mariadb` instance (REST port 58084), so it never touches a
 # PostgreSQL worker another run may have going.
@@ -83,6 +83,13 @@ variant_connector_props() {
 	truncate-no-tombstones) printf '%s\n' "skipped.operations=none" "tombstones.on.delete=false" ;;
 	message-key-columns) echo "message.key.columns=public.no_pk_full:a;public.composite_pk:v" ;;
 	snapshot-initial) ;;
+	snapshot-initial-select-override)
+		# The initial snapshot reads two tables with the user's SELECTs: some rows and columns of one (the
+		# others null: the serials are NOT NULL, and Debezium fails unless the last column is read), all of the other with its columns reordered.
+		printf '%s\n' "snapshot.select.statement.overrides=public.numeric_types,public.composite_pk" \
+			"snapshot.select.statement.overrides.public.numeric_types=SELECT id, f8, ss, bs, money_col FROM public.numeric_types WHERE id > 1001" \
+			"snapshot.select.statement.overrides.public.composite_pk=SELECT v, id, tenant FROM public.composite_pk"
+		;;
 	snapshot-initial-notifications) # the initial snapshot's notifications on a topic the capture reads
 		printf '%s\n' "notification.enabled.channels=sink" "notification.sink.topic.name=pg1.notifications"
 		;;

@@ -71,6 +71,9 @@ type Config struct {
 	SnapshotThreads   int // snapshot.max.threads: tables read in parallel
 	// SnapshotTables narrows the snapshot to these tables (snapshot.include.collection.list); nil: all captured.
 	SnapshotTables []*regexp.Regexp
+	// SnapshotSelects are the user's SELECTs for the initial snapshot (snapshot.select.statement.overrides),
+	// by table as listed there: schema.table or database.schema.table.
+	SnapshotSelects map[string]string
 
 	Filter             Filter
 	Signals            signal.Config // signal.*, incremental.snapshot.*
@@ -193,6 +196,7 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	c.SnapshotFetchSize = p.Integer("snapshot.fetch.size", 10240, 1, 1<<24)
 	c.SnapshotThreads = p.Integer("snapshot.max.threads", 1, 1, 64)
 	c.SnapshotTables = p.RegexList("snapshot.include.collection.list")
+	c.SnapshotSelects = props.SelectOverrides(p)
 	// Every snapshot of cdcd's reads a slot's exported snapshot (see snapshot.go), which PostgreSQL imports
 	// into REPEATABLE READ only ("a serializable transaction cannot import a snapshot from a
 	// non-serializable transaction"): Debezium's own reading whenever it has just created the slot. The

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/cdcd/cdcd/schema/configdef"
 	"github.com/cdcd/cdcd/source/columns"
@@ -37,7 +38,8 @@ var jdbcOptions = []string{"database.connectTimeout", "database.socketTimeout", 
 // honouredUndeclared claims the keys under keyFamilies that ParseConfig reads without ConfigKeys declaring
 // them one by one.
 func honouredUndeclared(key string) bool {
-	return slices.Contains(jdbcOptions, key) || columns.IsOptionKey(key) || key == "signal.file" || signal.IsKafkaKey(key)
+	return slices.Contains(jdbcOptions, key) || columns.IsOptionKey(key) || key == "signal.file" || signal.IsKafkaKey(key) ||
+		strings.HasPrefix(key, props.SelectOverridesKey+".")
 }
 
 // refusedKeys are Debezium's keys cdcd does not implement yet. Each passes at its default (Debezium's, from

@@ -40,7 +40,7 @@ func TestKeyFamilies(t *testing.T) {
 		{Set: map[string]string{"driver.connectTimeout": "5"}, Refused: []string{"driver.connectTimeout"}},
 		{Set: map[string]string{"signal.kafka.topic": "s", "signal.kafka.groupId": "g", "signal.consumer.security.protocol": "SSL"}, Refused: nil},
 		{Set: map[string]string{"signal.kafka.other": "s", "signal.consumer.fetch.max.bytes": "1"}, Refused: []string{"signal.kafka.other", "signal.consumer.fetch.max.bytes"}},
-		{Set: map[string]string{"snapshot.select.statement.overrides.public.t": "SELECT 1"}, Refused: []string{"snapshot.select.statement.overrides.public.t"}},
+		{Set: map[string]string{"snapshot.select.statement.overrides": "public.t", "snapshot.select.statement.overrides.public.t": "SELECT 1"}, Refused: nil},
 		{Set: map[string]string{"converters": "isbn", "isbn.type": "x.Y"}, Refused: []string{"converters", "isbn.type"}},
 		{Set: map[string]string{"column.mask.with.3.chars": "public.t.c", "column.mask.foo": "x"}, Refused: []string{"column.mask.foo"}},
 	})
@@ -82,5 +82,34 @@ func TestJDBCOptions(t *testing.T) {
 	c, _ = ParseConfig("keys", keysConnector().Base, slog.New(slog.DiscardHandler))
 	if dsn := c.dsn(false); !strings.Contains(dsn, "application_name=cdcd-keys") || strings.Contains(dsn, "connect_timeout") {
 		t.Errorf("default dsn %s", dsn)
+	}
+}
+
+// TestSnapshotSelectOverrides: each listed table's statement is read; a listed table without a statement,
+// and a statement for a table the list does not name, are refused naming the key (Debezium skips the one
+// and ignores the other).
+func TestSnapshotSelectOverrides(t *testing.T) {
+	c := keysConnector()
+	parse := func(set map[string]string) (*Config, error) {
+		cfg := maps.Clone(c.Base)
+		maps.Copy(cfg, set)
+		parsed, err := ParseConfig("pg", cfg, slog.New(slog.DiscardHandler))
+		return parsed, err
+	}
+	cfg, err := parse(map[string]string{"snapshot.select.statement.overrides": "public.a, db.public.b",
+		"snapshot.select.statement.overrides.public.a": "SELECT id FROM public.a WHERE id > 1", "snapshot.select.statement.overrides.db.public.b": "SELECT * FROM b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"public.a": "SELECT id FROM public.a WHERE id > 1", "db.public.b": "SELECT * FROM b"}; !maps.Equal(cfg.SnapshotSelects, want) {
+		t.Errorf("got %v, want %v", cfg.SnapshotSelects, want)
+	}
+	for name, set := range map[string]map[string]string{
+		"snapshot.select.statement.overrides.public.a":   {"snapshot.select.statement.overrides": "public.a"},
+		"snapshot.select.statement.overrides.public.b: ": {"snapshot.select.statement.overrides": "public.a", "snapshot.select.statement.overrides.public.a": "SELECT 1", "snapshot.select.statement.overrides.public.b": "SELECT 2"},
+	} {
+		if _, err := parse(set); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%v: got %v, want a refusal naming %s", set, err, name)
+		}
 	}
 }

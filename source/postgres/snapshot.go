@@ -102,6 +102,45 @@ func (s *snapshotRun) notify(ctx context.Context, status string, data map[string
 	return s.add(ctx, snapshotRow{ev: ev, notice: true})
 }
 
+// selectOverride is the user's SELECT for table id (schema.table) and the table as
+// snapshot.select.statement.overrides lists it, looked up as Debezium does: database.schema.table first,
+// then schema.table. Only the initial snapshot runs them: Debezium's blocking snapshots read
+// additional-conditions instead.
+func (s *snapshotRun) selectOverride(id string) (listedAs, sql string) {
+	if s.kind.name != initialSnapshotName {
+		return "", ""
+	}
+	for _, key := range []string{s.r.cfg.DBName + "." + id, id} {
+		if sql, ok := s.r.cfg.SnapshotSelects[key]; ok {
+			return key, sql
+		}
+	}
+	return "", ""
+}
+
+// overrideColumns maps the columns a user's SELECT returns onto the table's, by name and ignoring case as
+// Debezium's ColumnUtils.toArray does: the table's columns the statement leaves out are null. A returned
+// column the table does not have is refused, naming it and the key.
+func overrideColumns(fields []pgconn.FieldDescription, info *catalog.Table, listedAs string) (func([][]byte) [][]byte, error) {
+	at := make([]int, len(fields))
+	for i, f := range fields {
+		at[i] = slices.IndexFunc(info.Columns, func(c catalog.Column) bool { return strings.EqualFold(c.Name, f.Name) })
+		if at[i] < 0 {
+			return nil, source.Fatal(fmt.Errorf("%s.%s returns column %q, which %s.%s does not have: select the table's columns only",
+				props.SelectOverridesKey, listedAs, f.Name, info.Schema, info.Name))
+		}
+	}
+	return func(values [][]byte) [][]byte {
+		out := make([][]byte, len(info.Columns))
+		for i, v := range values {
+			if i < len(at) {
+				out[at[i]] = v
+			}
+		}
+		return out
+	}, nil
+}
+
 // snapshotKind is which snapshot runs: the initial one (snapshot.mode) or a blocking one a signal asked for.
 type snapshotKind struct {
 	name       string                              // the offset's snapshot value: INITIAL or BLOCKING
@@ -109,10 +148,13 @@ type snapshotKind struct {
 	conditions map[string]string                   // schema.table → a WHERE condition (additional-conditions)
 }
 
+// initialSnapshotName is the initial snapshot's snapshotKind.name.
+const initialSnapshotName = "INITIAL"
+
 // initialSnapshot is the snapshot snapshot.mode takes: the captured tables, or those of
 // snapshot.include.collection.list.
 func (r *Reader) initialSnapshot() snapshotKind {
-	return snapshotKind{name: "INITIAL", include: r.includeInSnapshot}
+	return snapshotKind{name: initialSnapshotName, include: r.includeInSnapshot}
 }
 
 // snapshot runs a snapshot and returns its progress, which tells the stream what the snapshot covers.
@@ -326,7 +368,10 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 		keyIdx[i] = slices.IndexFunc(info.Columns, func(c catalog.Column) bool { return c.Name == k })
 	}
 	from := pgx.Identifier{info.Schema, info.Name}.Sanitize()
-	chunked := len(keyCols) > 0
+	// A table with the user's SELECT is read in one pass, as one without a key: the statement is run as
+	// written, and a resumed snapshot runs it again from the start.
+	overrideKey, override := s.selectOverride(id)
+	chunked := len(keyCols) > 0 && override == ""
 	lastKey, rows := tp.LastKey, tp.Rows
 	if !chunked {
 		lastKey, rows = nil, 0
@@ -359,10 +404,23 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 		if chunked {
 			sql += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keyCols, ", "), s.r.cfg.SnapshotFetchSize)
 		}
+		if override != "" {
+			sql, params = override, nil
+		}
 		rr := conn.PgConn().ExecParams(ctx, sql, params, nil, nil, nil)
+		var arrange func([][]byte) [][]byte // an override's columns in the table's order
+		if override != "" {
+			if arrange, err = overrideColumns(rr.FieldDescriptions(), info, overrideKey); err != nil {
+				rr.Close()
+				return err
+			}
+		}
 		n := 0
 		for rr.NextRow() {
 			values := rr.Values()
+			if arrange != nil {
+				values = arrange(values)
+			}
 			row, err := t.row(textTuple(values), nil, snapshotted)
 			if err != nil {
 				rr.Close()
@@ -398,6 +456,9 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 			}
 		}
 		if _, err := rr.Close(); err != nil {
+			if override != "" {
+				return fmt.Errorf("reading %s with %s.%s: %w", from, props.SelectOverridesKey, overrideKey, err)
+			}
 			return fmt.Errorf("reading %s: %w", from, err)
 		}
 		if !chunked || n < s.r.cfg.SnapshotFetchSize {

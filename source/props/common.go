@@ -1,6 +1,11 @@
 package props
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
 
 // CommonRefused are the keys of Debezium's shared configuration (CommonConnectorConfig,
 // RelationalDatabaseConnectorConfig and the keys it reads outside its ConfigDef, ExtraKeys) that neither of
@@ -27,7 +32,7 @@ var CommonRefused = []string{
 	"snapshot.locking.mode.custom.name", "converters", "post.processors", "topic.naming.strategy",
 	"transaction.metadata.factory",
 	"custom.metric.tags", "table.ignore.builtin", "topic.cache.size", "event.converting.failure.handling.mode",
-	"queue.provider.type", "skip.messages.without.change", "read.only", "snapshot.select.statement.overrides",
+	"queue.provider.type", "skip.messages.without.change", "read.only",
 	"include.schema.comments", "internal.snapshot.scan.all.columns.force", "snapshot.tables.order.by.row.count",
 	"sourceinfo.struct.maker",
 }
@@ -49,4 +54,40 @@ func Heartbeat(p *Parser) (interval time.Duration, query string) {
 		p.Fail("heartbeat.action.query", query, "it runs with every heartbeat, and heartbeat.interval.ms is 0 (no heartbeats): set heartbeat.interval.ms, or remove the query")
 	}
 	return interval, query
+}
+
+// SelectOverridesKey is Debezium's list of tables whose initial snapshot runs a SELECT of the user's; each
+// listed table's statement is the key SelectOverridesKey + "." + the table as listed.
+const SelectOverridesKey = "snapshot.select.statement.overrides"
+
+// SelectOverrides reads SelectOverridesKey and its per-table statements: the statement by table as
+// listed (schema.table, or database.schema.table). Debezium skips a listed table without a statement
+// (with a warning) and ignores a statement whose table is not listed; both are refused here, naming the
+// key, so that no statement is written and then silently not run.
+func SelectOverrides(p *Parser) map[string]string {
+	var listed []string
+	for _, table := range strings.Split(p.Str(SelectOverridesKey, ""), ",") {
+		if table = strings.TrimSpace(table); table != "" {
+			listed = append(listed, table)
+		}
+	}
+	statements := p.WithPrefix(SelectOverridesKey + ".")
+	out := map[string]string{}
+	for _, table := range listed {
+		sql := strings.TrimSpace(statements[table])
+		if sql == "" {
+			p.Fail(SelectOverridesKey, strings.Join(listed, ","), "it lists "+table+", and "+SelectOverridesKey+"."+table+" gives no statement: set it to the SELECT to snapshot "+table+" with, or remove "+table+" from the list")
+			continue
+		}
+		out[table] = sql
+	}
+	for _, table := range slices.Sorted(maps.Keys(statements)) {
+		if !slices.Contains(listed, table) {
+			p.Fail(SelectOverridesKey+"."+table, statements[table], "the statement runs only for a table "+SelectOverridesKey+" lists: add "+table+" to it, or remove the key")
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
