@@ -51,7 +51,7 @@ MDB_HISTORY_TOPIC=mdb1-schema-history
 # database.server.id must be unique among the server's replicas; no other cdcd test uses this one.
 MDB_SERVER_ID=85401
 MDB_VARIANTS=(default schemas-off decimal-string bigint-precise time-connect binary-base64 truncate-no-tombstones columns include-query
-	transaction-metadata incremental-snapshot incremental-notifications message-key-columns snapshot-include)
+	transaction-metadata incremental-snapshot incremental-notifications message-key-columns snapshot-include select-override)
 
 log() { printf '[goldens] %s\n' "$*" >&2; }
 die() { printf '[goldens] error: %s\n' "$*" >&2; exit 1; }
@@ -421,6 +421,12 @@ mariadb_variant_connector_props() {
 	message-key-columns) echo "message.key.columns=cdcd_golden.no_pk:a;cdcd_golden.composite_pk:v" ;;
 	# The snapshot reads the rows of two tables; the others' schemas are read, their changes streamed.
 	snapshot-include) echo 'snapshot.include.collection.list=cdcd_golden\.no_pk,cdcd_golden\.composite_pk' ;;
+	select-override)
+		# The snapshot reads two tables with the user's SELECTs: some rows, the columns reordered.
+		printf '%s\n' "snapshot.select.statement.overrides=cdcd_golden.no_pk,cdcd_golden.composite_pk" \
+			"snapshot.select.statement.overrides.cdcd_golden.no_pk=SELECT b, a FROM cdcd_golden.no_pk WHERE a IS NOT NULL" \
+			"snapshot.select.statement.overrides.cdcd_golden.composite_pk=SELECT v, k2, k1 FROM cdcd_golden.composite_pk WHERE k1 = 1"
+		;;
 	transaction-metadata) echo "provide.transaction.metadata=true" ;; # BEGIN/END on mdb1.transaction, event blocks
 	incremental-snapshot)
 		# As PostgreSQL's variant: an execute-snapshot signal in the signal table (extra-changes.sql) for a

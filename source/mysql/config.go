@@ -73,6 +73,9 @@ type Config struct {
 	// SnapshotTables narrows the snapshot's rows to these captured tables (snapshot.include.collection.list,
 	// regular expressions on "database.table"); nil: all captured. The others' schemas are still read.
 	SnapshotTables []*regexp.Regexp
+	// SnapshotSelects are the user's SELECTs for the initial snapshot (snapshot.select.statement.overrides),
+	// by table as listed there (db.table).
+	SnapshotSelects map[string]string
 
 	HistoryTopic       string
 	HistoryBrokers     []string
@@ -212,6 +215,7 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 	c.SkippedOps = p.SkippedOperations("skipped.operations", "t")
 	c.MessageKeyColumns = p.KeyColumns("message.key.columns")
 	c.SnapshotTables = p.RegexList("snapshot.include.collection.list")
+	c.SnapshotSelects = props.SelectOverrides(p)
 	c.SchemaNames = p.NameAdjuster("schema.name.adjustment.mode", schema.NewSchemaNameAdjuster)
 	c.FieldNames = p.NameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
 	c.Columns = columns.Parse(p, settings)

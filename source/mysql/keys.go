@@ -47,13 +47,13 @@ var jdbcOptions = []string{"database.connectTimeout", "database.socketTimeout", 
 // without ConfigKeys declaring them one by one.
 func honouredUndeclared(key string) bool {
 	return slices.Contains(jdbcOptions, key) || columns.IsOptionKey(key) || key == "signal.file" || signal.IsKafkaKey(key) || strings.HasPrefix(key, "schema.history.internal.producer.") ||
-		strings.HasPrefix(key, "schema.history.internal.consumer.")
+		strings.HasPrefix(key, "schema.history.internal.consumer.") || strings.HasPrefix(key, props.SelectOverridesKey+".")
 }
 
 // refusedKeys are Debezium's keys cdcd does not implement yet. Each passes at its default (Debezium's, from
 // ConfigKeys) and is refused otherwise, so a config that relies on one fails at validation instead of
 // running with a behaviour its author did not choose.
-var refusedKeys = append(slices.Clone(props.CommonRefused), props.SelectOverridesKey,
+var refusedKeys = append(slices.Clone(props.CommonRefused),
 	"database.server.id.offset", "database.jdbc.driver", "database.protocol",
 	"snapshot.max.threads", "connect.keep.alive", "connect.keep.alive.interval.ms", "use.nongraceful.disconnect",
 	"binlog.net.write.timeout", "binlog.net.read.timeout", "min.row.count.to.stream.results",

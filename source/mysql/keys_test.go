@@ -52,6 +52,7 @@ func TestKeyFamilies(t *testing.T) {
 		{Set: map[string]string{"schema.history.internal.file.filename": "/h"}, Refused: []string{"schema.history.internal.file.filename"}},
 		{Set: map[string]string{"schema.history.internal.producer.acks": "all"}, Refused: nil},
 		{Set: map[string]string{"notification.sink.topic.name": "n", "signal.file": "/s"}, Refused: nil},
+		{Set: map[string]string{"snapshot.select.statement.overrides": "db.t", "snapshot.select.statement.overrides.db.t": "SELECT 1"}, Refused: nil},
 		{Set: map[string]string{"signal.kafka.groupId": "g", "signal.kafka.poll.timeout.ms": "10", "signal.consumer.sasl.mechanism": "PLAIN"}, Refused: nil},
 		{Set: map[string]string{"signal.kafka.other": "s", "signal.consumer.isolation.level": "read_committed"}, Refused: []string{"signal.kafka.other", "signal.consumer.isolation.level"}},
 		{Set: map[string]string{"post.processors": "r", "r.type": "x.Y"}, Refused: []string{"post.processors", "r.type"}},

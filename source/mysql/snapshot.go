@@ -402,9 +402,24 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 		}
 		readTime := r.now().Truncate(time.Second)
 		firstRow := true
+		query := fmt.Sprintf("SELECT * FROM %s.%s", quoteIdent(id.Database), quoteIdent(id.Table))
+		// The user's SELECT (snapshot.select.statement.overrides) runs as written; its columns are put in
+		// the table's order once the result's fields are known.
+		var arrange func([]gomysql.FieldValue) []gomysql.FieldValue
+		var fieldsKnown func(*gomysql.Result) error
+		if sql, ok := r.cfg.SnapshotSelects[tp.ID]; ok {
+			query = sql
+			fieldsKnown = func(res *gomysql.Result) (err error) {
+				arrange, err = overrideColumns(res.Fields, ts.table, tp.ID)
+				return err
+			}
+		}
 		var result gomysql.Result
-		err = conn.ExecuteSelectStreaming(fmt.Sprintf("SELECT * FROM %s.%s", quoteIdent(id.Database), quoteIdent(id.Table)), &result,
+		err = conn.ExecuteSelectStreaming(query, &result,
 			func(values []gomysql.FieldValue) error {
+				if arrange != nil {
+					values = arrange(values)
+				}
 				if held != nil && held.ts == ts {
 					held.lastRow = false
 				}
@@ -427,7 +442,7 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 				held = &snapshotRow{ts: ts, row: row, src: src, firstTable: firstTable, firstRow: firstRow, lastRow: true}
 				firstRow, firstTable = false, false
 				return nil
-			}, nil)
+			}, fieldsKnown)
 		if err != nil {
 			return Offset{}, fmt.Errorf("snapshot of %s.%s: %w", id.Database, id.Table, err)
 		}
@@ -450,6 +465,29 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 		done.SnapshotProgress = progress.Encode() // tables read later than streamFrom: streaming must drop what they hold
 	}
 	return done, flush(done)
+}
+
+// overrideColumns maps the columns a user's SELECT returns onto the table's, by name and ignoring case as
+// Debezium's ColumnUtils.toArray does: the table's columns the statement leaves out are null. A returned
+// column the table does not have is refused, naming it and the key.
+func overrideColumns(fields []*gomysql.Field, table *tables.Table, listedAs string) (func([]gomysql.FieldValue) []gomysql.FieldValue, error) {
+	at := make([]int, len(fields))
+	for i, f := range fields {
+		at[i] = slices.IndexFunc(table.Columns, func(c tables.Column) bool { return strings.EqualFold(c.Name, string(f.Name)) })
+		if at[i] < 0 {
+			return nil, source.Fatal(fmt.Errorf("%s.%s returns column %q, which %s does not have: select the table's columns only",
+				props.SelectOverridesKey, listedAs, f.Name, listedAs))
+		}
+	}
+	return func(values []gomysql.FieldValue) []gomysql.FieldValue {
+		out := make([]gomysql.FieldValue, len(table.Columns)) // the zero FieldValue is NULL
+		for i, v := range values {
+			if i < len(at) {
+				out[at[i]] = v
+			}
+		}
+		return out
+	}, nil
 }
 
 // snapshotRow is a snapshot row waiting for its marker.
