@@ -103,6 +103,20 @@ func (c *Config) Connector() string {
 	return "mysql"
 }
 
+// gtidSourceFilter is Debezium's GTID source filter (getGtidSourceFilter): whether a GTID source (a MySQL
+// server UUID, a MariaDB "domain-server" pair) passes gtid.source.includes/excludes; nil when neither is
+// set. Unlike includesGTIDSource it holds whatever gtid.source.filter.dml.events says: it also decides which
+// sources the restart GTID set keeps (restartGTIDs).
+func (c *Config) gtidSourceFilter() func(src string) bool {
+	switch {
+	case len(c.GTIDIncludes) > 0:
+		return func(src string) bool { return props.AnyMatch(c.GTIDIncludes, src) }
+	case len(c.GTIDExcludes) > 0:
+		return func(src string) bool { return !props.AnyMatch(c.GTIDExcludes, src) }
+	}
+	return nil
+}
+
 // includesGTIDSource reports whether row changes of transactions from a GTID source (a MySQL server UUID,
 // a MariaDB "domain-server" pair) are emitted, by gtid.source.includes/excludes.
 func (c *Config) includesGTIDSource(src string) bool {

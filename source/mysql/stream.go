@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/google/uuid"
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot"
@@ -104,7 +106,11 @@ func (r *Reader) newStream(ctx context.Context, out chan<- source.Batch, start O
 		if err != nil {
 			return nil, fmt.Errorf("the stored offset's gtids %q: %w", start.GTIDs, err)
 		}
-		st.gtids = set
+		// The offsets written from here on carry the filtered set, as Debezium's do.
+		st.gtids = r.cfg.restartGTIDs(set)
+		if kept := st.gtids.String(); kept != set.String() {
+			r.log.Info("resuming from the stored GTID set without the sources gtid.source.includes/excludes leave out", "gtids", set.String(), "resume_gtids", kept)
+		}
 	}
 	return st, nil
 }
@@ -114,6 +120,27 @@ func (c *Config) parseGTIDSet(s string) (gomysql.GTIDSet, error) {
 		return gomysql.ParseMariadbGTIDSet(s)
 	}
 	return gomysql.ParseMysqlGTIDSet(s)
+}
+
+// restartGTIDs is the GTID set a restart resumes from, as Debezium's filterGtidSet makes it: the offset's
+// set without the sources gtid.source.includes/excludes leave out, so that the server sends an excluded
+// source's transactions from where it has them rather than the offset's old position of it. Without a
+// filter it is set unchanged.
+func (c *Config) restartGTIDs(set gomysql.GTIDSet) gomysql.GTIDSet {
+	keep := c.gtidSourceFilter()
+	if keep == nil || set == nil {
+		return set
+	}
+	out := set.Clone()
+	switch s := out.(type) {
+	case *gomysql.MariadbGTIDSet:
+		maps.DeleteFunc(s.Sets, func(_ uint32, g *gomysql.MariadbGTID) bool {
+			return !keep(fmt.Sprintf("%d-%d", g.DomainID, g.ServerID))
+		})
+	case *gomysql.MysqlGTIDSet:
+		maps.DeleteFunc(*s, func(uuid uuid.UUID, _ map[gomysql.Tag]gomysql.IntervalSlice) bool { return !keep(uuid.String()) })
+	}
+	return out
 }
 
 // handle processes one binlog event.
