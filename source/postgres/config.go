@@ -74,6 +74,8 @@ type Config struct {
 	// SnapshotSelects are the user's SELECTs for the initial snapshot (snapshot.select.statement.overrides),
 	// by table as listed there: schema.table or database.schema.table.
 	SnapshotSelects map[string]string
+	// EventFailureMode is event.processing.failure.handling.mode (props.EventFailure*).
+	EventFailureMode string
 
 	Filter             Filter
 	Signals            signal.Config // signal.*, incremental.snapshot.*
@@ -197,6 +199,7 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	c.SnapshotThreads = p.Integer("snapshot.max.threads", 1, 1, 64)
 	c.SnapshotTables = p.RegexList("snapshot.include.collection.list")
 	c.SnapshotSelects = props.SelectOverrides(p)
+	c.EventFailureMode = props.EventFailureMode(p)
 	// Every snapshot of cdcd's reads a slot's exported snapshot (see snapshot.go), which PostgreSQL imports
 	// into REPEATABLE READ only ("a serializable transaction cannot import a snapshot from a
 	// non-serializable transaction"): Debezium's own reading whenever it has just created the slot. The

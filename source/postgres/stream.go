@@ -17,6 +17,7 @@ import (
 	"github.com/cdcd/cdcd/snapshot/incremental"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/metrics"
+	"github.com/cdcd/cdcd/source/props"
 )
 
 // streamState turns pgoutput messages into batches of Debezium events. It belongs to the reader goroutine.
@@ -267,6 +268,25 @@ func (st *streamState) envelope(t *table, op string, before, after *schema.Struc
 }
 
 // change turns an insert, update or delete into events.
+// unprocessable applies event.processing.failure.handling.mode to a change that cannot be turned into an
+// event (a value cdcd cannot convert), as Debezium's EventDispatcher does: fail (the default) returns the
+// error, naming the change's position; warn logs the change's table and position and skips it; skip (and
+// its old name ignore) skips it with a debug line. A skipped change is lost to Kafka for good: the
+// transaction's other changes go out, and its commit moves the position past it.
+func (st *streamState) unprocessable(lsn LSN, t *table, err error) error {
+	attrs := []any{"table", t.schemaName + "." + t.name, "lsn", lsn.String(), "txId", st.xid, "error", err}
+	switch st.cfg.EventFailureMode {
+	case props.EventFailureWarn:
+		st.log.Warn("skipping a change that cannot be processed (event.processing.failure.handling.mode=warn)", attrs...)
+	case props.EventFailureSkip, props.EventFailureIgnore:
+		st.log.Debug("skipping a change that cannot be processed (event.processing.failure.handling.mode=skip)", attrs...)
+	default:
+		return fmt.Errorf("processing the change at LSN %s (event.processing.failure.handling.mode=warn or skip would skip it): %w", lsn, err)
+	}
+	st.metrics.Filtered()
+	return nil
+}
+
 func (st *streamState) change(ctx context.Context, lsn LSN, relID uint32, op byte, oldTuple *pglogrepl.TupleData, oldKind uint8, newTuple *pglogrepl.TupleData) error {
 	if lsn < st.skipBelow {
 		return nil
@@ -294,12 +314,12 @@ func (st *streamState) change(ctx context.Context, lsn LSN, relID uint32, op byt
 	var before, after *schema.Struct
 	if oldTuple != nil {
 		if before, err = t.row(oldTuple, nil, streamed); err != nil {
-			return fmt.Errorf("%s.%s old row: %w", t.schemaName, t.name, err)
+			return st.unprocessable(lsn, t, fmt.Errorf("%s.%s old row: %w", t.schemaName, t.name, err))
 		}
 	}
 	if newTuple != nil {
 		if after, err = t.row(newTuple, before, streamed); err != nil {
-			return fmt.Errorf("%s.%s new row: %w", t.schemaName, t.name, err)
+			return st.unprocessable(lsn, t, fmt.Errorf("%s.%s new row: %w", t.schemaName, t.name, err))
 		}
 	}
 	src := st.sourceInfo(lsn, t.schemaName, t.name, true)

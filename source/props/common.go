@@ -12,7 +12,7 @@ import (
 // cdcd's connectors implements yet. A connector refuses them, with its own (Keys.Refused), unless they are at
 // their default.
 var CommonRefused = []string{
-	"database.query.timeout.ms", "database.initial.statements", "event.processing.failure.handling.mode",
+	"database.query.timeout.ms", "database.initial.statements",
 	"max.batch.size", "max.queue.size", "poll.interval.ms", "max.queue.size.in.bytes",
 	"snapshot.delay.ms", "streaming.delay.ms", "snapshot.max.threads.multiplier",
 	"legacy.snapshot.max.threads", "internal.legacy.snapshot.max.threads", "snapshot.mode.custom.name",
@@ -90,4 +90,18 @@ func SelectOverrides(p *Parser) map[string]string {
 		return nil
 	}
 	return out
+}
+
+// The values of event.processing.failure.handling.mode (EventProcessingFailureHandlingMode).
+const (
+	EventFailureFail   = "fail"
+	EventFailureWarn   = "warn"
+	EventFailureSkip   = "skip"
+	EventFailureIgnore = "ignore" // Debezium's older name of skip
+)
+
+// EventFailureMode reads event.processing.failure.handling.mode: what the connector does with a change it
+// cannot turn into an event.
+func EventFailureMode(p *Parser) string {
+	return p.OneOf("event.processing.failure.handling.mode", EventFailureFail, EventFailureFail, EventFailureWarn, EventFailureSkip, EventFailureIgnore)
 }
