@@ -76,6 +76,8 @@ type Config struct {
 	// SnapshotSelects are the user's SELECTs for the initial snapshot (snapshot.select.statement.overrides),
 	// by table as listed there (db.table).
 	SnapshotSelects map[string]string
+	// EventFailureMode is event.processing.failure.handling.mode (props.EventFailure*).
+	EventFailureMode string
 
 	HistoryTopic       string
 	HistoryBrokers     []string
@@ -230,6 +232,7 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 	c.MessageKeyColumns = p.KeyColumns("message.key.columns")
 	c.SnapshotTables = p.RegexList("snapshot.include.collection.list")
 	c.SnapshotSelects = props.SelectOverrides(p)
+	c.EventFailureMode = props.EventFailureMode(p)
 	c.SchemaNames = p.NameAdjuster("schema.name.adjustment.mode", schema.NewSchemaNameAdjuster)
 	c.FieldNames = p.NameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
 	c.Columns = columns.Parse(p, settings)

@@ -19,6 +19,7 @@ import (
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/mysql/tables"
 	"github.com/cdcd/cdcd/source/mysql/types"
+	"github.com/cdcd/cdcd/source/props"
 )
 
 // maxTxEvents bounds the events one batch holds: a larger transaction is delivered in parts, and only its
@@ -287,7 +288,10 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 		st.r.metrics.Event(op)
 		first, err := ts.rowStruct(e.Rows[i], st.r.cfg.Modes.FromBinlog)
 		if err != nil {
-			return st.errorf(pos, "%w", err)
+			if err := st.unprocessable(pos, id, rowIndex, err); err != nil {
+				return err
+			}
+			continue
 		}
 		if signals {
 			if err := st.sourceSignal(op, first, blk); err != nil {
@@ -308,11 +312,31 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 		case 'u':
 			after, err := ts.rowStruct(e.Rows[i+1], st.r.cfg.Modes.FromBinlog)
 			if err != nil {
-				return st.errorf(pos, "%w", err)
+				if err := st.unprocessable(pos, id, rowIndex, err); err != nil {
+					return err
+				}
+				continue
 			}
 			st.dedupe(ts, ts.keyOf(after)) // a key change: the new key's row is superseded too
 			st.update(ts, first, after, src, now)
 		}
+	}
+	return nil
+}
+
+// unprocessable applies event.processing.failure.handling.mode to a row change that cannot be turned into
+// an event (a value cdcd cannot convert), as Debezium's EventDispatcher does: fail (the default) returns
+// the error with the change's binlog position; warn logs the table and position and skips the row; skip
+// (and its old name ignore) skips it with a debug line. The event's other rows go out.
+func (st *stream) unprocessable(pos int64, id tables.ID, row int64, err error) error {
+	attrs := []any{"table", id.Database + "." + id.Table, "file", st.file, "pos", pos, "row", row, "gtid", st.txGTID, "error", err}
+	switch st.r.cfg.EventFailureMode {
+	case props.EventFailureWarn:
+		st.r.log.Warn("skipping a change that cannot be processed (event.processing.failure.handling.mode=warn)", attrs...)
+	case props.EventFailureSkip, props.EventFailureIgnore:
+		st.r.log.Debug("skipping a change that cannot be processed (event.processing.failure.handling.mode=skip)", attrs...)
+	default:
+		return st.errorf(pos, "row %d of %s.%s (event.processing.failure.handling.mode=warn or skip would skip it): %w", row, id.Database, id.Table, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,5 +187,42 @@ func TestThreadComesOnlyFromBegin(t *testing.T) {
 	b := <-out
 	if got := b.Events[0].Value.(*schema.Struct).Get("source").(*schema.Struct).Get("thread"); got != nil {
 		t.Errorf("source.thread = %v after a commit, want null", got)
+	}
+}
+
+// TestEventProcessingFailureHandlingMode: a row cdcd cannot convert (here an INT column holding text) fails
+// the stream by default, naming its binlog position and the key that would skip it; with warn or skip the
+// row is skipped and the event's next row still goes out.
+func TestEventProcessingFailureHandlingMode(t *testing.T) {
+	for _, mode := range []string{"fail", "warn", "skip"} {
+		r := testReader(t, types.MariaDB)
+		r.cfg.EventFailureMode = mode
+		out := make(chan source.Batch, 4)
+		st, err := r.newStream(context.Background(), out, Offset{File: "mariadb-bin.000002", Pos: 100, GTIDs: "0-1-10"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failed error
+		for _, ev := range []*replication.BinlogEvent{
+			event(replication.MARIADB_GTID_EVENT, 1800000000, 200, 38, &replication.MariadbGTIDEvent{GTID: gomysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 11}}),
+			event(replication.WRITE_ROWS_EVENTv1, 1800000000, 269, 69, rows(replication.WRITE_ROWS_EVENTv1, []any{"not a number", "x"}, []any{int32(2), "y"})),
+			event(replication.XID_EVENT, 1800000000, 300, 31, &replication.XIDEvent{XID: 11}),
+		} {
+			if failed = st.handle(context.Background(), ev); failed != nil {
+				break
+			}
+		}
+		if mode == "fail" {
+			if failed == nil || !strings.Contains(failed.Error(), "mariadb-bin.000002:200") || !strings.Contains(failed.Error(), "event.processing.failure.handling.mode") {
+				t.Errorf("fail: got %v, want the row's position and the key", failed)
+			}
+			continue
+		}
+		if failed != nil {
+			t.Fatalf("%s: %v", mode, failed)
+		}
+		if b := <-out; len(b.Events) != 1 {
+			t.Errorf("%s: %d events, want the convertible row's only", mode, len(b.Events))
+		}
 	}
 }
