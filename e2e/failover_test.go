@@ -105,8 +105,9 @@ func waitSlotSynced(t *testing.T, ctx context.Context, pair testenv.PostgresPair
 	for {
 		var synced bool
 		var confirmed string
-		err := standby.QueryRow(ctx, `SELECT synced AND NOT temporary AND confirmed_flush_lsn > $2::pg_lsn, confirmed_flush_lsn::text
-			FROM pg_replication_slots WHERE slot_name = $1`, slot, after).Scan(&synced, &confirmed)
+		// A slot the standby has only begun to synchronize has no confirmed_flush_lsn yet (null).
+		err := standby.QueryRow(ctx, `SELECT coalesce(synced AND NOT temporary AND confirmed_flush_lsn > $2::pg_lsn, false),
+			coalesce(confirmed_flush_lsn::text, '') FROM pg_replication_slots WHERE slot_name = $1`, slot, after).Scan(&synced, &confirmed)
 		if err == nil && synced {
 			return confirmed
 		}

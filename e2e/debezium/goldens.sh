@@ -51,7 +51,7 @@ MDB_HISTORY_TOPIC=mdb1-schema-history
 # database.server.id must be unique among the server's replicas; no other cdcd test uses this one.
 MDB_SERVER_ID=85401
 MDB_VARIANTS=(default schemas-off decimal-string bigint-precise time-connect binary-base64 truncate-no-tombstones columns include-query
-	transaction-metadata incremental-snapshot incremental-notifications message-key-columns snapshot-include select-override)
+	transaction-metadata incremental-snapshot incremental-notifications message-key-columns snapshot-include select-override boolean-converter)
 
 log() { printf '[goldens] %s\n' "$*" >&2; }
 die() { printf '[goldens] error: %s\n' "$*" >&2; exit 1; }
@@ -421,6 +421,12 @@ mariadb_variant_connector_props() {
 	message-key-columns) echo "message.key.columns=cdcd_golden.no_pk:a;cdcd_golden.composite_pk:v" ;;
 	# The snapshot reads the rows of two tables; the others' schemas are read, their changes streamed.
 	snapshot-include) echo 'snapshot.include.collection.list=cdcd_golden\.no_pk,cdcd_golden\.composite_pk' ;;
+	boolean-converter)
+		# Debezium's TinyIntOneToBooleanConverter on the variant's flags table (extra-schema.sql): its
+		# TINYINT(1) columns but f_unselected, which the selector leaves out, and f_wide, which is TINYINT(4).
+		printf '%s\n' "converters=boolean" "boolean.type=io.debezium.connector.binlog.converters.TinyIntOneToBooleanConverter" \
+			'boolean.selector=cdcd_golden\.flags\.f_(null|required|unsigned|wide)'
+		;;
 	select-override)
 		# The snapshot reads two tables with the user's SELECTs: some rows, the columns reordered.
 		printf '%s\n' "snapshot.select.statement.overrides=cdcd_golden.no_pk,cdcd_golden.composite_pk" \

@@ -78,6 +78,8 @@ type Config struct {
 	SnapshotSelects map[string]string
 	// EventFailureMode is event.processing.failure.handling.mode (props.EventFailure*).
 	EventFailureMode string
+	// BooleanConverters are the TinyIntOneToBooleanConverters converters names.
+	BooleanConverters []booleanConverter
 
 	HistoryTopic       string
 	HistoryBrokers     []string
@@ -152,7 +154,7 @@ func ParseConfig(name string, flavor types.Flavor, settings map[string]string, l
 // parseConfig is ParseConfig, with the parser that read the keys.
 func parseConfig(name string, flavor types.Flavor, settings map[string]string) (*Config, *props.Parser, error) {
 	p := props.NewParser(settings)
-	p.Add(Keys(flavor).Refusals(settings)...)
+	p.Add(keysFor(flavor, settings).Refusals(settings)...)
 	props.ReadRuntimeKeys(p) // errors.max.retries, connection.validation.timeout.ms: the runtime honours them
 	c := &Config{Name: name, Flavor: flavor}
 	c.Host = p.Str("database.hostname", "")
@@ -233,6 +235,7 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 	c.SnapshotTables = p.RegexList("snapshot.include.collection.list")
 	c.SnapshotSelects = props.SelectOverrides(p)
 	c.EventFailureMode = props.EventFailureMode(p)
+	c.BooleanConverters = parseConverters(p, settings)
 	c.SchemaNames = p.NameAdjuster("schema.name.adjustment.mode", schema.NewSchemaNameAdjuster)
 	c.FieldNames = p.NameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
 	c.Columns = columns.Parse(p, settings)

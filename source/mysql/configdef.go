@@ -87,6 +87,6 @@ func ValidateConfig(flavor types.Flavor, props map[string]string) configdef.Resu
 		}
 		res.Values = append(res.Values, v)
 	}
-	res.AddErrors(Keys(flavor).Refusals(props))
+	res.AddErrors(keysFor(flavor, props).Refusals(props))
 	return res
 }

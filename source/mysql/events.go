@@ -15,11 +15,13 @@ import (
 // tableSchema is one captured table's Connect schemas and column converters at one structure: rebuilt
 // whenever a DDL changes the table.
 type tableSchema struct {
-	id       tables.ID
-	topic    string
-	table    *tables.Table
-	fields   []int             // table column index → row field index, -1 for a column left out (column.exclude.list)
-	mappers  []*columns.Mapper // table column index → its column.mask/truncate/propagate mapper, nil for none
+	id      tables.ID
+	topic   string
+	table   *tables.Table
+	fields  []int             // table column index → row field index, -1 for a column left out (column.exclude.list)
+	mappers []*columns.Mapper // table column index → its column.mask/truncate/propagate mapper, nil for none
+	// booleans: table column index → the boolean schema a TinyIntOneToBooleanConverter gives it, nil for none
+	booleans []*schema.Schema
 	row      *schema.Schema
 	key      *schema.Schema // nil for a table without a primary key or message.key.columns: null keys
 	keyCols  []int          // row field indexes of the key columns
@@ -50,12 +52,19 @@ func (c *Config) newTableSchema(t *tables.Table, src *schema.Schema, headers []s
 		if !c.Filter.IncludeColumn(t.ID.Database, t.ID.Table, col.Name) {
 			ts.fields = append(ts.fields, -1)
 			ts.mappers = append(ts.mappers, nil)
+			ts.booleans = append(ts.booleans, nil)
 			continue
 		}
 		s, err := c.Modes.Schema(col)
 		if err != nil {
 			return nil, fmt.Errorf("column %s of %s.%s: %w", col.Name, t.ID.Database, t.ID.Table, err)
 		}
+		var converted *schema.Schema
+		if c.booleanColumn(t.ID.Database+"."+t.ID.Table, col) {
+			s = booleanSchema(s)
+			converted = s
+		}
+		ts.booleans = append(ts.booleans, converted)
 		name, err := c.FieldNames.Adjust(col.Name)
 		if err != nil {
 			return nil, fmt.Errorf("column %s of %s.%s: %w", col.Name, t.ID.Database, t.ID.Table, err)
@@ -115,6 +124,9 @@ func (ts *tableSchema) rowStruct(values []any, convert func(col *tables.Column, 
 		conv, err := convert(col, v)
 		if err != nil {
 			return nil, fmt.Errorf("column %s of %s.%s: %w", col.Name, ts.id.Database, ts.id.Table, err)
+		}
+		if b := ts.booleans[i]; b != nil {
+			conv = asBoolean(conv, b.Optional, b.Default)
 		}
 		if k := slices.Index(ts.keyCols, f); ts.keyMapped && k >= 0 {
 			columns.SetKeyValue(row, k, conv)
