@@ -264,8 +264,8 @@ func durableChunkKey(t *testing.T, path string) int {
 
 // TestMariaDBIncrementalSnapshotSignals drives a snapshot through the signal file and the REST API:
 // paused, it reads no further chunk while streaming goes on; resumed, it completes; a stop through the
-// signal table ends a second one; the log channel tells of both; a set-binlog-position signal is refused
-// in the log.
+// signal table ends a second one; the log channel tells of both; a set-binlog-position signal naming no
+// binlog file is refused in the log.
 func TestMariaDBIncrementalSnapshotSignals(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -302,7 +302,7 @@ func TestMariaDBIncrementalSnapshotSignals(t *testing.T) {
 	}
 
 	api.expect("POST", "/connectors/inc/signals", `{"id": "pos-1", "type": "set-binlog-position", "data": {"binlog_filename": "x", "binlog_position": 4}}`, 202)
-	waitLog(t, p, "cdcd does not carry out set-binlog-position signals yet")
+	waitLog(t, p, `binlog_filename \"x\" is not a binlog file name`)
 	writeSignal(fmt.Sprintf(`{"id": "file-1", "type": "execute-snapshot", "data": {"data-collections": ["%s.slow"]}}`, b.dsn.DB))
 	waitLog(t, p, "incremental snapshot requested")
 	pauseThenResume(t, p, release, writeSignal, tick, snapshotRows, rows)

@@ -84,9 +84,15 @@ type Runner struct {
 	// the tables (with their additional conditions, by table) and streams on. It may only note the request
 	// for the reader's loop to run at the next transaction boundary. nil: blocking snapshots are refused.
 	Blocking func(ctx context.Context, tables []string, conditions map[string]string) error
+	// Reposition, when set, takes a set-binlog-position signal's data: the reader checks it, and moves its
+	// stream there at the next transaction boundary. It logs and ignores data it cannot act on, as other
+	// signals' bad data is; an error fails the stream. nil: the signal is not this connector's.
+	Reposition func(ctx context.Context, data string, log *slog.Logger) error
+	// Seen, when set, holds the ids of the signals acted on, shared with the runners of the reader's
+	// earlier streams (a stream that moved reads signals again); nil: the runner's own.
+	Seen *signal.Seen
 
 	snap *snapshot // nil when none runs
-	seen signal.Seen
 	off  *Offset // snap's progress as the offsets record it, encoded when it changes
 }
 
@@ -332,7 +338,10 @@ func (r *Runner) Signal(ctx context.Context, sig signal.Signal) (rows []Row, err
 	}
 	// A Kafka signal is acted on each time it is read, as Debezium does: the consumer's committed offset
 	// keeps it from being read twice, and it may have no id.
-	if sig.Channel != signal.ChannelKafka && !r.seen.First(sig.ID) {
+	if r.Seen == nil {
+		r.Seen = &signal.Seen{}
+	}
+	if sig.Channel != signal.ChannelKafka && !r.Seen.First(sig.ID) {
 		log.Info("signal already acted on in this run; ignored")
 		return nil, nil
 	}
@@ -374,8 +383,14 @@ func (r *Runner) Signal(ctx context.Context, sig signal.Signal) (rows []Row, err
 				return nil, r.readChunk(ctx)
 			}
 		}
+	case signal.SetBinlogPosition:
+		if r.Reposition == nil {
+			log.Warn("signal ignored: set-binlog-position is the MySQL and MariaDB connectors' signal; this connector streams no binlog")
+			return nil, nil
+		}
+		return nil, r.Reposition(ctx, sig.Data, log)
 	default:
-		log.Warn("signal of an unknown type ignored; the types are execute-snapshot, stop-snapshot, pause-snapshot, resume-snapshot and log")
+		log.Warn("signal of an unknown type ignored; the types are execute-snapshot, stop-snapshot, pause-snapshot, resume-snapshot, log and, on MySQL and MariaDB, set-binlog-position")
 	}
 	return nil, nil
 }

@@ -331,7 +331,7 @@ func TestIncrementalSnapshotKafkaSignals(t *testing.T) {
 	if _, err := r2.Signal(ctx, logSig); err != nil {
 		t.Fatal(err)
 	}
-	if !r2.seen.First("x") || r2.seen.First("l") {
+	if !r2.Seen.First("x") || r2.Seen.First("l") {
 		t.Fatal("a source signal's id is not remembered")
 	}
 }

@@ -34,7 +34,7 @@ func (r *Reader) Signal(id, kind, data string) error { return r.signals.Signal(i
 // newIncremental is the stream's incremental snapshot runner, resumed from the stored offset.
 func (st *stream) newIncremental(start Offset) error {
 	st.inc = &incremental.Runner{Config: st.r.cfg.Signals, DB: incDB{st}, Log: st.r.log, Notify: st.notify, Now: st.r.now,
-		LogicalName: st.r.cfg.TopicPrefix}
+		LogicalName: st.r.cfg.TopicPrefix, Reposition: st.reposition, Seen: &st.r.seenSignals}
 	if err := st.inc.Resume(start.Incremental); err != nil {
 		return fatal(err) // an offset the stored state cannot be read from: a restart reads the same
 	}
@@ -65,11 +65,6 @@ func (st *stream) sourceSignal(op byte, row *schema.Struct, at sourceBlock) erro
 // of the signal table's change (nil for the other channels): Debezium's rows carry the position of the
 // close watermark's event, with the snapshot's marker and their own table and time.
 func (st *stream) signal(sig signal.Signal, at *sourceBlock) error {
-	if sig.Type == setBinlogPosition {
-		st.r.log.Warn("signal ignored: cdcd does not carry out set-binlog-position signals yet; to stream from another position, stop the connector and set its offset (PATCH /connectors/{name}/offsets)",
-			"signal", sig.ID, "type", sig.Type)
-		return nil
-	}
 	rows, err := st.inc.Signal(st.ctx, sig)
 	if err != nil {
 		return st.errorf(st.lastEnd, "signal %s (%s): %w", sig.ID, sig.Type, err)
@@ -85,9 +80,6 @@ func (st *stream) signal(sig signal.Signal, at *sourceBlock) error {
 	}
 	return nil
 }
-
-// setBinlogPosition is the binlog connectors' own signal type: stream from the position in its data.
-const setBinlogPosition = "set-binlog-position"
 
 // dedupe drops the open window's row of a streamed change's key.
 func (st *stream) dedupe(ts *tableSchema, key *schema.Struct) {

@@ -53,6 +53,9 @@ type Reader struct {
 
 	// signals are the signals of the REST API, the signal file and the Kafka topic, for the stream goroutine.
 	signals *signal.Queue
+	// seenSignals are the ids of the signals acted on in this run, across the streams a set-binlog-position
+	// signal moved: one read again after a move back is not acted on twice.
+	seenSignals signal.Seen
 }
 
 // NewReader returns a reader for cfg resuming after start (nil: no stored offset).
@@ -141,7 +144,19 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	return r.stream(ctx, pos, out)
+	for {
+		err := r.stream(ctx, pos, out)
+		var moved *repositioned
+		if !errors.As(err, &moved) {
+			return err
+		}
+		// As a restart from the moved offset would: the structure as of there, from the schema history.
+		pos = moved.to
+		if err := r.recoverSchemas(ctx, conn, pos); err != nil {
+			return err
+		}
+		clear(r.schemas)
+	}
 }
 
 // recoverSchemas rebuilds the table structure as of pos from the schema history; in recovery mode, or
@@ -267,6 +282,9 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 		if err := st.queuedSignals(); err != nil {
 			return err
 		}
+		if err := st.moveIfAsked(); err != nil {
+			return err
+		}
 		ev, err := r.nextEvent(wait, streamer)
 		if errors.Is(err, context.Canceled) && ctx.Err() == nil {
 			wait, wake = context.WithCancel(ctx)
@@ -286,6 +304,9 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 			return st.readError(err)
 		}
 		if err := st.handle(ctx, ev); err != nil {
+			return err
+		}
+		if err := st.moveIfAsked(); err != nil {
 			return err
 		}
 		if err := st.heartbeat(); err != nil {
@@ -589,11 +610,13 @@ func (r *Reader) positionLost(conn *client.Conn, o Offset) (string, error) {
 			return "", nil
 		}
 	}
-	oldest := "none"
-	if len(files) > 0 {
-		oldest = files[0]
+	if len(files) == 0 {
+		return fmt.Sprintf("binlog file %s is not on the server, which keeps no binlog files", o.File), nil
 	}
-	return fmt.Sprintf("binlog file %s was purged (the oldest the server keeps is %s)", o.File, oldest), nil
+	if newest := files[len(files)-1]; binlogSequence(o.File, 0) > binlogSequence(newest, 0) {
+		return fmt.Sprintf("binlog file %s is not on the server yet (the newest is %s)", o.File, newest), nil
+	}
+	return fmt.Sprintf("binlog file %s was purged (the oldest the server keeps is %s)", o.File, files[0]), nil
 }
 
 // gtidsLost says which purged transactions an offset's GTID set has not seen, "" when it holds them all.

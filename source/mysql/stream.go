@@ -78,6 +78,9 @@ type stream struct {
 	txm         *source.TxMonitor
 	txEndFields []source.OffsetField
 
+	// moveTo is where a set-binlog-position signal moves the stream at the next transaction boundary.
+	moveTo *Offset
+
 	// inc runs the signals and the incremental snapshot (incremental.go); sql is its query connection,
 	// nil until a snapshot needs one, last used at sqlUsed.
 	inc     *incremental.Runner

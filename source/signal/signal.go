@@ -24,6 +24,9 @@ const (
 	PauseSnapshot   = "pause-snapshot"
 	ResumeSnapshot  = "resume-snapshot"
 	Log             = "log"
+	// SetBinlogPosition is the MySQL and MariaDB connectors' own: stream from the binlog position or GTID
+	// set in its data.
+	SetBinlogPosition = "set-binlog-position"
 	// OpenWindow and CloseWindow are the watermarks an incremental snapshot writes into the signal table
 	// around each chunk it reads (Debezium's snapshot-window-open and snapshot-window-close).
 	OpenWindow  = "snapshot-window-open"
