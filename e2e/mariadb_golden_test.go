@@ -85,7 +85,7 @@ func replayMariaDBGolden(t *testing.T, root testenv.MySQLDSN, brokers []string, 
 	compareHistory(t, readCapture(t, filepath.Join(dir, "schema-history.jsonl")), history)
 	var diffs []capture.Difference
 	for _, d := range capture.Compare(want, got, capture.Replay) {
-		if !debezium361Difference(d) {
+		if !debezium361Difference(d) && !blockingPausePoint(d) {
 			diffs = append(diffs, d)
 		}
 	}
@@ -146,6 +146,13 @@ func mariadbClient(t *testing.T, root testenv.MySQLDSN, db string, stdin interfa
 func debezium361Difference(d capture.Difference) bool {
 	return strings.HasPrefix(d.Where, mariadbGoldenPrefix+".cdcd_golden.zero_dates#") &&
 		(strings.HasSuffix(d.Path, "after.zts") || strings.HasSuffix(d.Path, "after.zts_nn"))
+}
+
+// blockingPausePoint reports the difference the blocking-snapshot golden cannot avoid (testdata/mariadb/
+// README.md): Debezium's blocking snapshot rows carry the row number of the event its streaming thread
+// paused at, which depends on timing; cdcd pauses between transactions.
+func blockingPausePoint(d capture.Difference) bool {
+	return strings.HasPrefix(d.Where, mariadbGoldenPrefix+".cdcd_golden.blk_items#") && d.Path == "value.payload.source.row"
 }
 
 // debeziumEndOffset reports the one difference expected between the offset cdcd records at a commit and

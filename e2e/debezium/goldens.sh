@@ -51,7 +51,7 @@ MDB_HISTORY_TOPIC=mdb1-schema-history
 # database.server.id must be unique among the server's replicas; no other cdcd test uses this one.
 MDB_SERVER_ID=85401
 MDB_VARIANTS=(default schemas-off decimal-string bigint-precise time-connect binary-base64 truncate-no-tombstones columns include-query
-	transaction-metadata incremental-snapshot incremental-notifications message-key-columns snapshot-include select-override boolean-converter)
+	transaction-metadata incremental-snapshot incremental-notifications message-key-columns snapshot-include select-override boolean-converter blocking-snapshot)
 
 log() { printf '[goldens] %s\n' "$*" >&2; }
 die() { printf '[goldens] error: %s\n' "$*" >&2; exit 1; }
@@ -438,6 +438,11 @@ mariadb_variant_connector_props() {
 		# As PostgreSQL's variant: an execute-snapshot signal in the signal table (extra-changes.sql) for a
 		# table streaming never touches (extra-schema.sql), read in chunks of 10 between watermark rows.
 		printf '%s\n' "signal.data.collection=$DB.debezium_signal" "incremental.snapshot.chunk.size=10"
+		;;
+	blocking-snapshot)
+		# An execute-snapshot signal of type blocking in the signal table (extra-changes.sql): streaming
+		# pauses while a table it never touched (extra-schema.sql) is read again, then resumes.
+		echo "signal.data.collection=$DB.debezium_signal"
 		;;
 	incremental-notifications)
 		# The incremental-snapshot variant with Debezium's notifications (the initial snapshot's too).

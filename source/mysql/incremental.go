@@ -34,7 +34,8 @@ func (r *Reader) Signal(id, kind, data string) error { return r.signals.Signal(i
 // newIncremental is the stream's incremental snapshot runner, resumed from the stored offset.
 func (st *stream) newIncremental(start Offset) error {
 	st.inc = &incremental.Runner{Config: st.r.cfg.Signals, DB: incDB{st}, Log: st.r.log, Notify: st.notify, Now: st.r.now,
-		LogicalName: st.r.cfg.TopicPrefix, Reposition: st.reposition, Seen: &st.r.seenSignals}
+		LogicalName: st.r.cfg.TopicPrefix, Reposition: st.reposition, Blocking: st.requestBlocking,
+		Seen: &st.r.seenSignals}
 	if err := st.inc.Resume(start.Incremental); err != nil {
 		return fatal(err) // an offset the stored state cannot be read from: a restart reads the same
 	}

@@ -124,14 +124,14 @@ func ParseOffset(m map[string]any) (Offset, error) {
 	case string:
 		o.Snapshot = strings.ToUpper(s)
 		if o.Snapshot == "TRUE" {
-			o.Snapshot = "INITIAL"
+			o.Snapshot = initialSnapshot
 		}
 		if o.Snapshot == "FALSE" {
 			o.Snapshot = ""
 		}
 	case bool:
 		if s {
-			o.Snapshot = "INITIAL"
+			o.Snapshot = initialSnapshot
 		}
 	}
 	return o, nil

@@ -94,7 +94,8 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	}
 	defer r.history.Close()
 
-	state := snapshot.State{HasOffset: r.start != nil, InProgress: r.start != nil && r.start.Snapshot != ""}
+	// An offset of a blocking snapshot is a streaming one: the stream finishes that snapshot first.
+	state := snapshot.State{HasOffset: r.start != nil, InProgress: r.start != nil && r.start.Snapshot != "" && r.start.Snapshot != blockingSnapshot}
 	if r.start != nil && !state.InProgress {
 		lost, err := r.positionLost(conn, *r.start)
 		if err != nil {
@@ -147,15 +148,22 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	for {
 		err := r.stream(ctx, pos, out)
 		var moved *repositioned
-		if !errors.As(err, &moved) {
+		var pause *blockingPause
+		switch {
+		case errors.As(err, &moved):
+			// As a restart from the moved offset would: the structure as of there, from the schema history.
+			pos = moved.to
+			if err := r.recoverSchemas(ctx, conn, pos); err != nil {
+				return err
+			}
+			clear(r.schemas)
+		case errors.As(err, &pause):
+			if pos, err = r.blockingSnapshot(ctx, pause, out); err != nil {
+				return err
+			}
+		default:
 			return err
 		}
-		// As a restart from the moved offset would: the structure as of there, from the schema history.
-		pos = moved.to
-		if err := r.recoverSchemas(ctx, conn, pos); err != nil {
-			return err
-		}
-		clear(r.schemas)
 	}
 }
 
@@ -238,6 +246,11 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 	}
 	defer st.closeSQL()
 	defer func() {
+		if st.blocking != nil {
+			st.blocking.close() // a blocking snapshot's view the stream did not hand over
+		}
+	}()
+	defer func() {
 		if v := recover(); v != nil {
 			err = source.Recovered(v, binlogPosition{st.committed})
 		}
@@ -282,7 +295,7 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 		if err := st.queuedSignals(); err != nil {
 			return err
 		}
-		if err := st.moveIfAsked(); err != nil {
+		if err := st.betweenTransactions(); err != nil {
 			return err
 		}
 		ev, err := r.nextEvent(wait, streamer)
@@ -306,7 +319,7 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 		if err := st.handle(ctx, ev); err != nil {
 			return err
 		}
-		if err := st.moveIfAsked(); err != nil {
+		if err := st.betweenTransactions(); err != nil {
 			return err
 		}
 		if err := st.heartbeat(); err != nil {

@@ -38,32 +38,13 @@ const snapshotBatchRows = 1024
 // offset then carries the progress, so the stream drops the changes of re-read tables that this snapshot
 // already holds.
 func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- source.Batch, withData bool, resumed *Offset) (Offset, error) {
-	locked := r.cfg.LockingMode != "none"
-	if locked {
-		if _, err := conn.Execute("FLUSH TABLES WITH READ LOCK"); err != nil {
-			return Offset{}, fatal(fmt.Errorf("the snapshot's global read lock (FLUSH TABLES WITH READ LOCK) was refused: %w; grant RELOAD to %s, or set snapshot.locking.mode=none if no DDL runs during the snapshot", err, r.cfg.User))
-		}
-	}
-	unlock := func() error {
-		if !locked {
-			return nil
-		}
-		locked = false
-		_, err := conn.Execute("UNLOCK TABLES")
-		return err
-	}
+	pos, unlock, err := r.beginSnapshot(conn)
 	defer unlock() //nolint:errcheck // the connection closes anyway on failure paths
-	for _, q := range append(types.SnapshotSession(), "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT") {
-		if _, err := conn.Execute(q); err != nil {
-			return Offset{}, fmt.Errorf("starting the snapshot (%s): %w", q, err)
-		}
-	}
-	pos, err := r.currentPosition(conn)
 	if err != nil {
 		return Offset{}, err
 	}
 	if withData {
-		pos.Snapshot = "INITIAL"
+		pos.Snapshot = initialSnapshot
 	}
 	captured, err := r.readStructure(ctx, conn, pos, true, out)
 	if err != nil {
@@ -82,7 +63,8 @@ func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- sou
 		if resumed != nil {
 			streamFrom.File, streamFrom.Pos, streamFrom.GTIDs = resumed.File, resumed.Pos, resumed.GTIDs
 		}
-		if streamFrom, err = r.readRows(ctx, conn, pos, streamFrom, progress, out); err != nil {
+		kind := snapshotKind{name: initialSnapshot, at: sourceBlock{file: pos.File, pos: pos.Pos, thread: -1}}
+		if streamFrom, err = r.readRows(ctx, conn, kind, streamFrom, progress, out); err != nil {
 			return Offset{}, err
 		}
 	}
@@ -91,6 +73,35 @@ func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- sou
 	}
 	r.log.Info("snapshot done", "position", pos.String(), "streaming_from", streamFrom.String(), "tables", len(captured), "with_data", withData)
 	return streamFrom, nil
+}
+
+// beginSnapshot opens a consistent-snapshot transaction on conn under the global read lock
+// snapshot.locking.mode asks for, and reads the binlog position the transaction sees. unlock releases the
+// lock (after the structure is read under it, for minimal; at the end, for extended); it is safe to call
+// again, and on a failure.
+func (r *Reader) beginSnapshot(conn *client.Conn) (pos Offset, unlock func() error, err error) {
+	locked := false
+	unlock = func() error {
+		if !locked {
+			return nil
+		}
+		locked = false
+		_, err := conn.Execute("UNLOCK TABLES")
+		return err
+	}
+	if r.cfg.LockingMode != "none" {
+		if _, err := conn.Execute("FLUSH TABLES WITH READ LOCK"); err != nil {
+			return Offset{}, unlock, fatal(fmt.Errorf("the snapshot's global read lock (FLUSH TABLES WITH READ LOCK) was refused: %w; grant RELOAD to %s, or set snapshot.locking.mode=none if no DDL runs during the snapshot", err, r.cfg.User))
+		}
+		locked = true
+	}
+	for _, q := range append(types.SnapshotSession(), "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT") {
+		if _, err := conn.Execute(q); err != nil {
+			return Offset{}, unlock, fmt.Errorf("starting the snapshot (%s): %w", q, err)
+		}
+	}
+	pos, err = r.currentPosition(conn)
+	return pos, unlock, err
 }
 
 // planProgress lists the tables the snapshot reads (those of snapshot.include.collection.list, if set), each
@@ -321,11 +332,28 @@ func CurrentSchemas(ctx context.Context, cfg *Config, log *slog.Logger) ([]sourc
 	return out, nil
 }
 
-// readRows reads the rows of every table progress has not done, inside the snapshot transaction at pos, as
-// op "r" events with Debezium's snapshot markers. Each batch records the in-progress snapshot offset
+// snapshotKind is what a snapshot's rows are: the initial snapshot's or a blocking one's.
+type snapshotKind struct {
+	name string // the offset's snapshot value while it runs: initialSnapshot or blockingSnapshot
+	// at is the rows' source position: the snapshot's own for the initial snapshot; for a blocking one, the
+	// stream's where it paused, as Debezium's rows carry its streaming source info.
+	at sourceBlock
+	// conditions are a blocking snapshot's additional-conditions by db.table; the initial snapshot runs
+	// snapshot.select.statement.overrides instead, as Debezium's do.
+	conditions map[string]string
+}
+
+// The offset's snapshot values, as Debezium's SnapshotType names them.
+const (
+	initialSnapshot  = "INITIAL"
+	blockingSnapshot = "BLOCKING"
+)
+
+// readRows reads the rows of every table progress has not done, inside the snapshot transaction, as op
+// "r" events with Debezium's snapshot markers. Each batch records the in-progress snapshot offset
 // (streamFrom with the progress: a crash resumes with the tables not yet done); the last one records the
 // offset streaming starts from, which it returns.
-func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFrom Offset, progress *snapshot.Progress, out chan<- source.Batch) (Offset, error) {
+func (r *Reader) readRows(ctx context.Context, conn *client.Conn, kind snapshotKind, streamFrom Offset, progress *snapshot.Progress, out chan<- source.Batch) (Offset, error) {
 	var batch []source.Event
 	flush := func(offset Offset) error {
 		select {
@@ -338,7 +366,7 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 	}
 	inProgress := func() Offset {
 		o := streamFrom
-		o.Snapshot, o.SnapshotProgress = "INITIAL", progress.Clone().Encode()
+		o.Snapshot, o.SnapshotProgress = kind.name, progress.Clone().Encode()
 		return o
 	}
 	// held is the last row read: its marker depends on whether another row follows.
@@ -403,11 +431,14 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 		readTime := r.now().Truncate(time.Second)
 		firstRow := true
 		query := fmt.Sprintf("SELECT * FROM %s.%s", quoteIdent(id.Database), quoteIdent(id.Table))
+		if cond, ok := kind.conditions[tp.ID]; ok {
+			query += " WHERE " + cond
+		}
 		// The user's SELECT (snapshot.select.statement.overrides) runs as written; its columns are put in
 		// the table's order once the result's fields are known.
 		var arrange func([]gomysql.FieldValue) []gomysql.FieldValue
 		var fieldsKnown func(*gomysql.Result) error
-		if sql, ok := r.cfg.SnapshotSelects[tp.ID]; ok {
+		if sql, ok := r.cfg.SnapshotSelects[tp.ID]; ok && kind.name == initialSnapshot {
 			query = sql
 			fieldsKnown = func(res *gomysql.Result) (err error) {
 				arrange, err = overrideColumns(res.Fields, ts.table, tp.ID)
@@ -438,7 +469,9 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, pos, streamFro
 				if err != nil {
 					return err
 				}
-				src := r.cfg.sourceStruct(r.sourceSchema, sourceBlock{ts: readTime, snapshot: schema.SnapshotTrue, db: id.Database, table: id.Table, file: pos.File, pos: pos.Pos, thread: -1})
+				block := kind.at
+				block.ts, block.snapshot, block.db, block.table = readTime, schema.SnapshotTrue, id.Database, id.Table
+				src := r.cfg.sourceStruct(r.sourceSchema, block)
 				held = &snapshotRow{ts: ts, row: row, src: src, firstTable: firstTable, firstRow: firstRow, lastRow: true}
 				firstRow, firstTable = false, false
 				return nil

@@ -78,8 +78,10 @@ type stream struct {
 	txm         *source.TxMonitor
 	txEndFields []source.OffsetField
 
-	// moveTo is where a set-binlog-position signal moves the stream at the next transaction boundary.
-	moveTo *Offset
+	// moveTo is where a set-binlog-position signal moves the stream at the next transaction boundary, and
+	// blocking the blocking snapshot to run there (blocking.go).
+	moveTo   *Offset
+	blocking *blockingRequest
 
 	// inc runs the signals and the incremental snapshot (incremental.go); sql is its query connection,
 	// nil until a snapshot needs one, last used at sqlUsed.
@@ -97,6 +99,13 @@ func (r *Reader) newStream(ctx context.Context, out chan<- source.Batch, start O
 	}
 	if err := st.newIncremental(start); err != nil {
 		return nil, err
+	}
+	if start.Snapshot == blockingSnapshot { // the offset of a blocking snapshot not finished: take it up again
+		req, err := resumedBlocking(start)
+		if err != nil {
+			return nil, err
+		}
+		st.blocking = req
 	}
 	if start.Snapshot == "" && start.SnapshotProgress != "" {
 		p, err := snapshot.DecodeProgress(start.SnapshotProgress)
@@ -434,6 +443,9 @@ func (st *stream) commit(ctx context.Context, end int64) error {
 		} else {
 			off.SnapshotProgress = st.covered.Encode() // a restart must keep dropping what the snapshot holds
 		}
+	}
+	if st.blocking != nil { // a restart must take up the blocking snapshot (blocking.go)
+		off.Snapshot, off.SnapshotProgress = blockingSnapshot, st.blocking.pending().Encode()
 	}
 	st.send(source.Batch{Events: st.pending, Offset: off.Fields(), Position: binlogPosition{off}})
 	st.pending, st.committed = nil, off
