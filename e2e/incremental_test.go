@@ -709,3 +709,62 @@ func TestBlockingSnapshot(t *testing.T) {
 		t.Fatalf("the blocking snapshot delivered %d of about %d rows", len(snapshotRows), rows)
 	}
 }
+
+// TestBlockingSnapshotStreamsWhatCommitsBeforeIt deletes rows that Kafka already holds in a transaction that
+// commits after the stream paused for a blocking snapshot but before the snapshot's view (the snapshot's
+// temporary slot waits for the transaction): the view no longer has the rows, so only the streamed deletes
+// can remove them from the topic. They must not be dropped as already held by the snapshot.
+func TestBlockingSnapshotStreamsWhatCommitsBeforeIt(t *testing.T) {
+	dsn := testenv.NewPostgresDB(t)
+	brokers := testenv.Kafka(t)
+	prefix := testenv.NewTopicPrefix(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // beyond waitTableMatches' own bound
+	defer cancel()
+	db := connectPostgres(t, ctx, dsn, signalTableDDL,
+		"CREATE TABLE public.blk (id int PRIMARY KEY, v bigint NOT NULL)",
+		"INSERT INTO public.blk SELECT g, 0 FROM generate_series(1, 100) g")
+	conn := incrementalConnector(t, dsn, prefix, "public.blk", 100)
+	files := writeStandalone(t, t.TempDir(), workerProps(brokers, filepath.Join(t.TempDir(), "offsets.dat")), conn)
+	p := files.start()
+	defer p.stop()
+	waitSlotActive(t, ctx, db, conn["slot.name"], p)
+	broker := newBroker(t, brokers)
+	topic := prefix + ".public.blk"
+	execAll(t, ctx, db, "UPDATE public.blk SET v = 1 WHERE id <= 10")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		// Read fails while the topic does not exist yet.
+		if recs, err := broker.Read(ctx, capture.Selection{Topics: []string{topic}}); err == nil && len(rebuildTable(t, recs).rows) == 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the updates of rows 1-10 were not streamed; log:\n%s", tail(p.log.String(), 4000))
+		}
+	}
+	deleter := connectPostgres(t, ctx, dsn)
+	tx, err := deleter.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "DELETE FROM public.blk WHERE id <= 5"); err != nil {
+		t.Fatal(err)
+	}
+	p.restAPI().expect("POST", "/connectors/inc/signals", `{"id": "blk-1", "type": "execute-snapshot", "data": {"data-collections": ["public.blk"], "type": "blocking"}}`, 202)
+	// The snapshot's temporary slot waits for the open transaction: commit it only then.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		var waiting int
+		if err := db.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) || p.exited() {
+			t.Fatalf("the blocking snapshot never waited for the open transaction; log:\n%s", tail(p.log.String(), 4000))
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, p, `msg="snapshot finished" connector=inc kind=BLOCKING`)
+	waitTableMatches(t, ctx, broker, topic, tableRows(t, ctx, pgSession{db}, "public.blk"), p)
+}

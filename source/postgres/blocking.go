@@ -13,9 +13,13 @@ import (
 // A blocking snapshot (execute-snapshot with "type": "blocking"): streaming pauses at a transaction
 // boundary, the tables are read again in a fresh exported snapshot, as the initial snapshot reads them
 // (source.snapshot markers, the offset's snapshot BLOCKING with cdcd's progress), and streaming resumes
-// where it paused. The changes streamed afterwards that committed before the snapshot are dropped for those
-// tables (the snapshot holds them), so nothing is doubled; a crash resumes the snapshot after its last
-// acknowledged chunk, then streams on.
+// where it paused; a crash resumes the snapshot after its last acknowledged chunk, then streams on.
+//
+// The changes that committed between the pause and the snapshot are streamed after its rows, as Debezium
+// streams them: a key changed there shows its older values once more, then its newest. They are not
+// dropped: Kafka already holds those tables, and a dropped delete of a row the snapshot no longer has would
+// leave the row in Kafka for good. (The MariaDB connector streams on to the snapshot's position before it
+// reads, so it has neither; see source/mysql/blocking.go.)
 
 // blockingRequest is a blocking snapshot the stream is to run at its next transaction boundary.
 type blockingRequest struct {
@@ -91,10 +95,8 @@ func (r *Reader) runBlocking(ctx context.Context, st *streamState, streamAt LSN,
 	}
 	kind := snapshotKind{name: "BLOCKING", conditions: req.conditions,
 		include: func(schemaName, table string) bool { return slices.Contains(req.tables, schemaName+"."+table) }}
-	progress, err := r.snapshot(ctx, out, exp, streamAt, req.prev, kind)
-	if err != nil {
+	if _, err := r.snapshot(ctx, out, exp, streamAt, req.prev, kind); err != nil {
 		return fmt.Errorf("blocking snapshot: %w", err)
 	}
-	st.coverFrom(progress, streamAt)
 	return nil
 }

@@ -552,9 +552,10 @@ func (s *snapshotRun) flush(ctx context.Context, final bool) error {
 		Snapshot: s.kind.name, LastSnapshotRecord: final, SnapshotCompleted: final,
 		SnapshotProgress: s.progress.Encode(),
 	}
-	// The final offset keeps the progress while streaming still has to drop changes the snapshot holds, so a
-	// crash before streaming records an offset does not deliver them twice.
-	if final && s.progress.MaxPosition() <= uint64(s.streamAt) {
+	// The final offset of an initial snapshot keeps the progress while streaming still has to drop changes
+	// the snapshot holds, so a crash before streaming records an offset does not deliver them twice. A
+	// blocking snapshot's stream drops nothing (blocking.go).
+	if final && (s.kind.name != initialSnapshotName || s.progress.MaxPosition() <= uint64(s.streamAt)) {
 		off.SnapshotProgress = ""
 	}
 	s.report(final)
