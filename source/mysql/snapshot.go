@@ -500,27 +500,23 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, kind snapshotK
 	return done, flush(done)
 }
 
-// overrideColumns maps the columns a user's SELECT returns onto the table's, by name and ignoring case as
-// Debezium's ColumnUtils.toArray does: the table's columns the statement leaves out are null. A returned
-// column the table does not have is refused, naming it and the key.
+// overrideColumns is props.OverrideColumns for this driver's result: a returned column the table does not
+// have fails the snapshot (fatal: a restart runs the same statement).
 func overrideColumns(fields []*gomysql.Field, table *tables.Table, listedAs string) (func([]gomysql.FieldValue) []gomysql.FieldValue, error) {
-	at := make([]int, len(fields))
+	returned := make([]string, len(fields))
 	for i, f := range fields {
-		at[i] = slices.IndexFunc(table.Columns, func(c tables.Column) bool { return strings.EqualFold(c.Name, string(f.Name)) })
-		if at[i] < 0 {
-			return nil, source.Fatal(fmt.Errorf("%s.%s returns column %q, which %s does not have: select the table's columns only",
-				props.SelectOverridesKey, listedAs, f.Name, listedAs))
-		}
+		returned[i] = string(f.Name)
 	}
-	return func(values []gomysql.FieldValue) []gomysql.FieldValue {
-		out := make([]gomysql.FieldValue, len(table.Columns)) // the zero FieldValue is NULL
-		for i, v := range values {
-			if i < len(at) {
-				out[at[i]] = v
-			}
-		}
-		return out
-	}, nil
+	columns := make([]string, len(table.Columns))
+	for i, c := range table.Columns {
+		columns[i] = c.Name
+	}
+	// The zero FieldValue is NULL.
+	arrange, err := props.OverrideColumns[gomysql.FieldValue](returned, columns, listedAs, listedAs)
+	if err != nil {
+		return nil, source.Fatal(err)
+	}
+	return arrange, nil
 }
 
 // snapshotRow is a snapshot row waiting for its marker.

@@ -341,16 +341,11 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 // the error with the change's binlog position; warn logs the table and position and skips the row; skip
 // (and its old name ignore) skips it with a debug line. The event's other rows go out.
 func (st *stream) unprocessable(pos int64, id tables.ID, row int64, err error) error {
-	attrs := []any{"table", id.Database + "." + id.Table, "file", st.file, "pos", pos, "row", row, "gtid", st.txGTID, "error", err}
-	switch st.r.cfg.EventFailureMode {
-	case props.EventFailureWarn:
-		st.r.log.Warn("skipping a change that cannot be processed (event.processing.failure.handling.mode=warn)", attrs...)
-	case props.EventFailureSkip, props.EventFailureIgnore:
-		st.r.log.Debug("skipping a change that cannot be processed (event.processing.failure.handling.mode=skip)", attrs...)
-	default:
-		return st.errorf(pos, "row %d of %s.%s (event.processing.failure.handling.mode=warn or skip would skip it): %w", row, id.Database, id.Table, err)
+	if props.SkipUnprocessable(st.r.cfg.EventFailureMode, st.r.log,
+		"table", id.Database+"."+id.Table, "file", st.file, "pos", pos, "row", row, "gtid", st.txGTID, "error", err) {
+		return nil
 	}
-	return nil
+	return st.errorf(pos, "row %d of %s.%s (event.processing.failure.handling.mode=warn or skip would skip it): %w", row, id.Database, id.Table, err)
 }
 
 // eventTime is the source time of the current event: MySQL's original commit time where the server

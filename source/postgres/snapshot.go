@@ -118,27 +118,22 @@ func (s *snapshotRun) selectOverride(id string) (listedAs, sql string) {
 	return "", ""
 }
 
-// overrideColumns maps the columns a user's SELECT returns onto the table's, by name and ignoring case as
-// Debezium's ColumnUtils.toArray does: the table's columns the statement leaves out are null. A returned
-// column the table does not have is refused, naming it and the key.
+// overrideColumns is props.OverrideColumns for this driver's result: a returned column the table does not
+// have fails the snapshot (fatal: a restart runs the same statement).
 func overrideColumns(fields []pgconn.FieldDescription, info *catalog.Table, listedAs string) (func([][]byte) [][]byte, error) {
-	at := make([]int, len(fields))
+	returned := make([]string, len(fields))
 	for i, f := range fields {
-		at[i] = slices.IndexFunc(info.Columns, func(c catalog.Column) bool { return strings.EqualFold(c.Name, f.Name) })
-		if at[i] < 0 {
-			return nil, source.Fatal(fmt.Errorf("%s.%s returns column %q, which %s.%s does not have: select the table's columns only",
-				props.SelectOverridesKey, listedAs, f.Name, info.Schema, info.Name))
-		}
+		returned[i] = f.Name
 	}
-	return func(values [][]byte) [][]byte {
-		out := make([][]byte, len(info.Columns))
-		for i, v := range values {
-			if i < len(at) {
-				out[at[i]] = v
-			}
-		}
-		return out
-	}, nil
+	columns := make([]string, len(info.Columns))
+	for i, c := range info.Columns {
+		columns[i] = c.Name
+	}
+	arrange, err := props.OverrideColumns[[]byte](returned, columns, listedAs, info.Schema+"."+info.Name)
+	if err != nil {
+		return nil, source.Fatal(err)
+	}
+	return arrange, nil
 }
 
 // snapshotKind is which snapshot runs: the initial one (snapshot.mode) or a blocking one a signal asked for.

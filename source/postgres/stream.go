@@ -274,13 +274,7 @@ func (st *streamState) envelope(t *table, op string, before, after *schema.Struc
 // its old name ignore) skips it with a debug line. A skipped change is lost to Kafka for good: the
 // transaction's other changes go out, and its commit moves the position past it.
 func (st *streamState) unprocessable(lsn LSN, t *table, err error) error {
-	attrs := []any{"table", t.schemaName + "." + t.name, "lsn", lsn.String(), "txId", st.xid, "error", err}
-	switch st.cfg.EventFailureMode {
-	case props.EventFailureWarn:
-		st.log.Warn("skipping a change that cannot be processed (event.processing.failure.handling.mode=warn)", attrs...)
-	case props.EventFailureSkip, props.EventFailureIgnore:
-		st.log.Debug("skipping a change that cannot be processed (event.processing.failure.handling.mode=skip)", attrs...)
-	default:
+	if !props.SkipUnprocessable(st.cfg.EventFailureMode, st.log, "table", t.schemaName+"."+t.name, "lsn", lsn.String(), "txId", st.xid, "error", err) {
 		return fmt.Errorf("processing the change at LSN %s (event.processing.failure.handling.mode=warn or skip would skip it): %w", lsn, err)
 	}
 	st.metrics.Filtered()

@@ -1,6 +1,8 @@
 package props
 
 import (
+	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -92,6 +94,30 @@ func SelectOverrides(p *Parser) map[string]string {
 	return out
 }
 
+// OverrideColumns maps the columns a user's SELECT (SelectOverridesKey) returns onto the table's columns,
+// by name and ignoring case as Debezium's ColumnUtils.toArray does: the returned func puts a result row's
+// values in the table's order, with the zero V (NULL) for the columns the statement leaves out. A returned
+// column the table does not have is an error naming it, the key and the table.
+func OverrideColumns[V any](returned, columns []string, listedAs, table string) (func([]V) []V, error) {
+	at := make([]int, len(returned))
+	for i, name := range returned {
+		at[i] = slices.IndexFunc(columns, func(c string) bool { return strings.EqualFold(c, name) })
+		if at[i] < 0 {
+			return nil, fmt.Errorf("%s.%s returns column %q, which %s does not have: select the table's columns only",
+				SelectOverridesKey, listedAs, name, table)
+		}
+	}
+	return func(values []V) []V {
+		out := make([]V, len(columns))
+		for i, v := range values {
+			if i < len(at) {
+				out[at[i]] = v
+			}
+		}
+		return out
+	}, nil
+}
+
 // The values of event.processing.failure.handling.mode (EventProcessingFailureHandlingMode).
 const (
 	EventFailureFail   = "fail"
@@ -99,6 +125,22 @@ const (
 	EventFailureSkip   = "skip"
 	EventFailureIgnore = "ignore" // Debezium's older name of skip
 )
+
+// SkipUnprocessable applies event.processing.failure.handling.mode to a change that cannot be processed:
+// under warn (logged as a warning) or skip (at debug level) it logs the change with attrs, which name its
+// table, position and error, and reports true; under fail it reports false, and the caller fails the
+// stream naming the position.
+func SkipUnprocessable(mode string, log *slog.Logger, attrs ...any) bool {
+	switch mode {
+	case EventFailureWarn:
+		log.Warn("skipping a change that cannot be processed (event.processing.failure.handling.mode=warn)", attrs...)
+	case EventFailureSkip, EventFailureIgnore:
+		log.Debug("skipping a change that cannot be processed (event.processing.failure.handling.mode=skip)", attrs...)
+	default:
+		return false
+	}
+	return true
+}
 
 // EventFailureMode reads event.processing.failure.handling.mode: what the connector does with a change it
 // cannot turn into an event.
