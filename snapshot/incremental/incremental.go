@@ -93,7 +93,7 @@ type Runner struct {
 	Seen *signal.Seen
 
 	snap *snapshot // nil when none runs
-	off  *Offset // snap's progress as the offsets record it, encoded when it changes
+	off  *Offset   // snap's progress as the offsets record it, encoded when it changes
 }
 
 // Progress is what the Runner reports to the reader's snapshot metrics (source/metrics.Snapshot). Its
@@ -405,7 +405,7 @@ func (r *Runner) execute(ctx context.Context, sig signal.Signal, log *slog.Logge
 		log.Warn(`signal ignored: this connector does not run blocking snapshots yet; send the same signal with "type": "incremental"`)
 		return nil
 	}
-	if req.Type != signal.Blocking && r.Config.Table == "" {
+	if req.Type != signal.Blocking && r.Config.Table == "" && !r.Config.ReadOnly {
 		log.Warn("signal ignored: an incremental snapshot writes its watermarks into the signal table; set signal.data.collection")
 		return nil
 	}

@@ -89,9 +89,13 @@ func (p *blockingPause) Error() string {
 	return fmt.Sprintf("the stream stopped at %s for a blocking snapshot", p.from)
 }
 
-// betweenTransactions does at a transaction boundary what signals asked for: a move (set-binlog-position)
-// or a blocking snapshot. Each ends the stream, for Run to act on.
+// betweenTransactions does at a transaction boundary what signals asked for: the read-only snapshot
+// windows the stream has passed; a move (set-binlog-position) or a blocking snapshot, each of which ends
+// the stream, for Run to act on.
 func (st *stream) betweenTransactions() error {
+	if err := st.passWatermarks(); err != nil {
+		return err
+	}
 	if err := st.moveIfAsked(); err != nil {
 		return err
 	}

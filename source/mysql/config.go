@@ -240,6 +240,7 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 	c.FieldNames = p.NameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
 	c.Columns = columns.Parse(p, settings)
 	c.Signals = signal.ReadConfig(p, c.TopicPrefix)
+	c.Signals.ReadOnly = p.Boolean("read.only", false)
 	c.Notify = notify.ReadConfig(p)
 	if c.Signals.Table != "" {
 		// Debezium captures the signal table whatever the filters say: its watermarks must stream.

@@ -161,6 +161,9 @@ func (db incDB) signalTable() string {
 }
 
 func (db incDB) WriteWatermark(ctx context.Context, id, kind, data string) error {
+	if db.st.r.cfg.Signals.ReadOnly {
+		return db.st.gtidWatermark(ctx, id, kind)
+	}
 	res, err := db.exec(ctx, fmt.Sprintf("INSERT INTO %s VALUES (%s, %s, %s)", db.signalTable(), quoteString(id), quoteString(kind), quoteString(data)))
 	if err != nil {
 		return fmt.Errorf("writing the incremental snapshot's %s watermark into %s (the connector's user needs INSERT on it): %w", kind, db.st.r.cfg.Signals.Table, err)
@@ -170,6 +173,9 @@ func (db incDB) WriteWatermark(ctx context.Context, id, kind, data string) error
 }
 
 func (db incDB) DeleteWatermark(ctx context.Context, id string) error {
+	if db.st.r.cfg.Signals.ReadOnly {
+		return db.st.gtidWatermark(ctx, id, signal.CloseWindow) // insert_delete closes by deleting the open one
+	}
 	res, err := db.exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE id = %s", db.signalTable(), quoteString(id)))
 	if err != nil {
 		return fmt.Errorf("deleting the incremental snapshot's watermark from %s (the connector's user needs DELETE on it): %w", db.st.r.cfg.Signals.Table, err)

@@ -83,6 +83,9 @@ type stream struct {
 	moveTo   *Offset
 	blocking *blockingRequest
 
+	// watermarks are a read-only incremental snapshot's windows still to pass (readonly.go).
+	watermarks []gtidWatermark
+
 	// inc runs the signals and the incremental snapshot (incremental.go); sql is its query connection,
 	// nil until a snapshot needs one, last used at sqlUsed.
 	inc     *incremental.Runner
