@@ -52,7 +52,8 @@ func (st *stream) gtidWatermark(ctx context.Context, id, kind string) error {
 	if err != nil {
 		return fmt.Errorf("the server's GTID set %q: %w", text, err)
 	}
-	st.watermarks = append(st.watermarks, gtidWatermark{id: id, kind: kind, at: set})
+	// Without the sources gtid.source.includes/excludes leave out, as the stream's own set is.
+	st.watermarks = append(st.watermarks, gtidWatermark{id: id, kind: kind, at: st.r.cfg.restartGTIDs(set)})
 	return nil
 }
 
