@@ -33,6 +33,7 @@ services:
 	$(SERVICES) start all
 	e2e/registry.sh start || echo "make: the schema registry did not start; the Avro registry test will skip" >&2
 	e2e/debezium/connect.sh install || echo "make: the reference Kafka Connect worker did not install; the tests beside Kafka Connect and Debezium will skip" >&2
+	CDCD_CONNECT_INSTANCE=mariadb e2e/debezium/connect.sh install || echo "make: Debezium's MariaDB plugin did not install; the MariaDB hand-over test will skip" >&2
 
 services-stop:
 	e2e/registry.sh stop
