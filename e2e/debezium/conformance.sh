@@ -19,8 +19,12 @@
 #     header must be equal) and so are the offsets, except the known difference: cdcd records offsets at
 #     transaction boundaries (messageType COMMIT, lsn = lsn_proc = lsn_commit); Debezium's capture is also
 #     compared with the committed golden in replay mode, which proves the golden still reproduces.
-# snapshot-initial is the exception: a slot made up front cannot export Debezium's snapshot, so cdcd runs
-# that variant on a second fresh database and is compared with Debezium's capture in replay mode.
+# A variant's own SQL runs as goldens.sh runs it: extra-schema.sql after the corpus schema, extra-changes.sql
+# before the corpus changes. The snapshot variants are the exception to the shared slot (replay_variant): a slot
+# made up front cannot export Debezium's snapshot (snapshot-initial*), and an incremental or blocking snapshot
+# requested in the signal table would be run again by cdcd on the database as it is after Debezium's run, so
+# cdcd runs those on a second fresh database with the golden's own snapshot.mode and is compared with
+# Debezium's capture in replay mode.
 #
 # Per MariaDB variant (Debezium 3.5.0.Final's MariaDbConnector, connect.sh's `mariadb` instance; see
 # testdata/mariadb/README.md), with the golden's own files pointed at the test bed's MariaDB:
@@ -72,7 +76,6 @@ CDCD_SLOT=cdcd_golden_cdcd
 CONNECTOR_NAME=pg-golden
 TOPIC_PREFIX=pg1
 END_MARKER=cdcd-golden-end
-SNAPSHOT_VARIANT=snapshot-initial
 
 # The MariaDB goldens' names (goldens.sh mariadb): variant V of testdata/mariadb runs as mariadb/V. cdcd's
 # history topic is the only new name.
@@ -133,16 +136,31 @@ drop_slots() {
 	psql_admin -d postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name IN ($slots)" >/dev/null
 }
 
-# fresh_database VARIANT [cdcd-slot] recreates the database from the corpus with the publication and, when
-# asked, cdcd's slot: made before any change, it decodes the same WAL as the slot Debezium makes later.
+# snapshot_variant VARIANT: the variant's connector takes an initial snapshot of the corpus's seed rows.
+snapshot_variant() { [[ $1 == snapshot-initial* ]]; }
+
+# replay_variant VARIANT: cdcd cannot share the slot made up front with Debezium's run (see the top), so it runs
+# the variant on a fresh database of its own and is compared in replay mode.
+replay_variant() { snapshot_variant "$1" || [[ $1 == incremental-* || $1 == blocking-* ]]; }
+
+# run_variant_sql VARIANT FILE runs a variant's own SQL (extra-schema.sql, extra-changes.sql), as goldens.sh.
+run_variant_sql() {
+	local file=$GOLDENS/$1/$2
+	if [[ -f $file ]]; then psql_admin -d "$DB" -f "$file" >/dev/null; fi
+}
+
+# fresh_database VARIANT [cdcd-slot] recreates the database from the corpus and the variant's own schema with
+# the publication and, when asked, cdcd's slot: made before any change, it decodes the same WAL as the slot
+# Debezium makes later.
 fresh_database() {
 	drop_slots
 	psql_admin -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"
 	psql_admin -d postgres -c "CREATE DATABASE $DB"
 	psql_admin -d "$DB" -f "$CORPUS/schema.sql" >/dev/null
+	run_variant_sql "$1" extra-schema.sql
 	psql_admin -d "$DB" -c "CREATE PUBLICATION $PUBLICATION FOR ALL TABLES"
 	[[ ${2:-} == cdcd-slot ]] && psql_admin -d "$DB" -c "SELECT pg_create_logical_replication_slot('$CDCD_SLOT', 'pgoutput')" >/dev/null
-	[[ $1 == "$SNAPSHOT_VARIANT" ]] && psql_admin -d "$DB" -f "$CORPUS/seed.sql" >/dev/null
+	snapshot_variant "$1" && psql_admin -d "$DB" -f "$CORPUS/seed.sql" >/dev/null
 	return 0
 }
 
@@ -154,10 +172,11 @@ wait_slot_active() { # SLOT
 	done
 }
 
-# run_changes runs the corpus's changes once the connector is streaming: for the snapshot variant, after the
-# snapshot's last row, the only record whose payload says so.
+# run_changes runs the variant's own changes and then the corpus's once the connector is streaming: for a
+# snapshot variant, after the snapshot's last row, the only record whose payload says so.
 run_changes() { # VARIANT
-	[[ $1 == "$SNAPSHOT_VARIANT" ]] && capture -wait-for '"snapshot":"last"' -o /dev/null
+	if snapshot_variant "$1"; then capture -wait-for '"snapshot":"last"' -o /dev/null; fi
+	run_variant_sql "$1" extra-changes.sql
 	psql_admin -d "$DB" -f "$CORPUS/changes.sql" >/dev/null
 }
 
@@ -169,7 +188,7 @@ capture_until_end() { # OUT [TOPIC_PREFIX]
 run_debezium() { # VARIANT DIR
 	local v=$1 dir=$2 run_dir=$2/debezium-run
 	"$CONNECT" stop
-	if [[ $v == "$SNAPSHOT_VARIANT" ]]; then fresh_database "$v"; else fresh_database "$v" cdcd-slot; fi
+	if replay_variant "$v"; then fresh_database "$v"; else fresh_database "$v" cdcd-slot; fi
 	capture -delete
 	"$CONNECT" run "$GOLDENS/$v/worker.properties" "$GOLDENS/$v/connector.properties" "$run_dir"
 	"$CONNECT" wait-running "$CONNECTOR_NAME"
@@ -236,23 +255,30 @@ finish_cdcd() { # RUN_DIR OFFSETS_JSON
 }
 
 run_cdcd() { # VARIANT DIR
-	local v=$1 dir=$2 snapshot_mode=no_data
+	local v=$1 dir=$2 props=("slot.name=$CDCD_SLOT")
 	capture -delete
-	if [[ $v == "$SNAPSHOT_VARIANT" ]]; then
-		fresh_database "$v" # cdcd makes its slot and exports its own snapshot, as Debezium did
-		snapshot_mode=initial
+	if replay_variant "$v"; then
+		fresh_database "$v" # cdcd makes its slot (and snapshot) as Debezium did, with the golden's snapshot.mode
+	else
+		props+=("snapshot.mode=no_data") # the changes are already in the WAL cdcd's slot holds
 	fi
-	start_cdcd "$dir/cdcd-run" "$GOLDENS/$v" "$CONNECTOR_NAME" "slot.name=$CDCD_SLOT" "snapshot.mode=$snapshot_mode"
+	start_cdcd "$dir/cdcd-run" "$GOLDENS/$v" "$CONNECTOR_NAME" "${props[@]}"
 	wait_slot_active "$CDCD_SLOT"
-	# Streaming variants: the changes are already in the WAL cdcd's slot holds.
-	[[ $v == "$SNAPSHOT_VARIANT" ]] && run_changes "$v"
+	if replay_variant "$v"; then run_changes "$v"; fi
 	capture_until_end "$dir/cdcd.jsonl"
 	finish_cdcd "$dir/cdcd-run" "$dir/cdcd.offsets.json"
 }
 
-fresh_mariadb_database() {
+# run_mariadb_variant_sql VARIANT FILE runs a MariaDB variant's own SQL, as goldens.sh.
+run_mariadb_variant_sql() {
+	local file=$MDB_GOLDENS/$1/$2
+	if [[ -f $file ]]; then mariadb_admin "$DB" <"$file"; fi
+}
+
+fresh_mariadb_database() { # VARIANT
 	mariadb_admin -e "DROP DATABASE IF EXISTS $DB; CREATE DATABASE $DB CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
 	mariadb_admin "$DB" <"$MDB_GOLDENS/corpus/schema.sql"
+	run_mariadb_variant_sql "$1" extra-schema.sql
 	mariadb_admin "$DB" <"$MDB_GOLDENS/corpus/seed.sql"
 }
 
@@ -298,12 +324,13 @@ run_mariadb_debezium() { # VARIANT DIR
 	local v=$1 dir=$2 run_dir=$2/debezium-run
 	with_props "$MDB_GOLDENS/$v/connector.properties" "$dir/debezium.connector.properties" "${MDB_SERVER_PROPS[@]}"
 	wait_mariadb_worker_free
-	fresh_mariadb_database
+	fresh_mariadb_database "$v"
 	kafka_capture -prefix "$MDB_TOPIC_PREFIX" -topics "$MDB_HISTORY_TOPIC,$MDB_CDCD_HISTORY_TOPIC" -delete
 	"${MDB_CONNECT[@]}" run "$MDB_GOLDENS/$v/worker.properties" "$dir/debezium.connector.properties" "$run_dir"
 	MDB_WORKER_STARTED=1
 	"${MDB_CONNECT[@]}" wait-running "$MDB_CONNECTOR_NAME"
 	wait_mariadb_snapshot
+	run_mariadb_variant_sql "$v" extra-changes.sql
 	mariadb_admin "$DB" <"$MDB_GOLDENS/corpus/changes.sql"
 	capture_until_end "$dir/debezium.jsonl" "$MDB_TOPIC_PREFIX"
 	kafka_capture -topics "$MDB_HISTORY_TOPIC" -o "$dir/debezium.history.jsonl"
@@ -363,9 +390,9 @@ variant_start=0 debezium_secs=0 cdcd_secs=0 # the current variant's timings, in 
 # compare_variant VARIANT DIR prints every difference and records the variant's summary line.
 compare_variant() {
 	local v=$1 dir=$2 mode=same-db side_flag=
-	if [[ $v == "$SNAPSHOT_VARIANT" ]]; then
+	if replay_variant "$v"; then
 		mode=replay side_flag=--replay
-		log "$v: cdcd ran on its own fresh database (a slot made up front cannot export Debezium's snapshot); comparing in replay mode"
+		log "$v: cdcd ran on its own fresh database (a snapshot variant); comparing in replay mode"
 	fi
 	local golden_capture golden_offsets capture_diffs offset_diffs offsets_ok=yes verdict=ok
 	log "$v: Debezium now vs the committed golden (replay mode)"
@@ -390,14 +417,16 @@ compare_variant() {
 
 # compare_mariadb_variant VARIANT DIR prints every difference and records the variant's summary line.
 compare_mariadb_variant() {
-	local v=$1 dir=$2 golden=$MDB_GOLDENS/${1#"$MDB"} end end_gtid
+	local v=$1 dir=$2 golden=$MDB_GOLDENS/${1#"$MDB"} end end_gtid golden_end
 	local golden_diffs capture_all capture_diffs history_diffs offset_diffs offsets_ok=yes verdict=ok
 	# The server is shared: what each connector read after the end marker depends on when it was stopped,
 	# and Debezium's snapshot records the tables of every database on it, so both are left out.
 	read -r end end_gtid < <(python3 "$MDB_HELPER" end-position "$dir/debezium.jsonl" "$END_MARKER")
+	# The golden was written on another server, at other binlog positions: its own end marker bounds it.
+	read -r golden_end _ < <(python3 "$MDB_HELPER" end-position "$golden/capture.jsonl" "$END_MARKER")
 	local select=(python3 "$MDB_HELPER" select --through "$end")
-	log "$v: Debezium now vs the committed golden (replay mode, through the end marker at $end, other databases left out)"
-	"${select[@]}" --database "$DB" "$golden/capture.jsonl" >"$dir/golden.selected.jsonl"
+	log "$v: Debezium now vs the committed golden (replay mode, through the end markers at $end and $golden_end, other databases left out)"
+	python3 "$MDB_HELPER" select --through "$golden_end" --database "$DB" "$golden/capture.jsonl" >"$dir/golden.selected.jsonl"
 	"${select[@]}" --database "$DB" "$dir/debezium.jsonl" >"$dir/debezium.selected.jsonl"
 	golden_diffs=$(($(compare_into "$dir/golden.diff" -mode replay "$dir/golden.selected.jsonl" "$dir/debezium.selected.jsonl") +
 		$(compare_into "$dir/golden-offsets.diff" -mode replay -offsets "$golden/offsets.json" "$dir/debezium.offsets.json")))
