@@ -32,7 +32,7 @@ type unsupportedFeature struct {
 var unsupportedFeatures = []unsupportedFeature{
 	{"Exactly-once delivery and Connect's transaction boundaries (KIP-618)", []string{"exactly.once.*", "transaction.boundary*"}},
 	{"Debezium's signals and notifications (ad-hoc snapshots, pausing, the notification channels)", []string{"signal.*", "notification.*"}},
-	{"Incremental snapshots, read-only ones included", []string{"incremental.snapshot.*", "read.only"}},
+	{"Incremental snapshots across schema changes", []string{"incremental.snapshot.*"}},
 	{"Custom transaction metadata (a TransactionMetadataFactory other than Debezium's)", []string{"transaction.metadata.factory"}},
 	{"Snapshot modes, locking, queries and ordering beyond Debezium's defaults (custom and configuration-based modes, select overrides, delays)",
 		[]string{"snapshot.*", "legacy.snapshot.max.threads", "internal.legacy.snapshot.max.threads", "internal.snapshot.scan.all.columns.force", "min.row.count.to.stream.results", "streaming.delay.ms"}},

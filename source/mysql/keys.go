@@ -53,7 +53,7 @@ func honouredUndeclared(key string) bool {
 // refusedKeys are Debezium's keys cdcd does not implement yet. Each passes at its default (Debezium's, from
 // ConfigKeys) and is refused otherwise, so a config that relies on one fails at validation instead of
 // running with a behaviour its author did not choose.
-var refusedKeys = append(slices.DeleteFunc(slices.Clone(props.CommonRefused), func(k string) bool { return k == "converters" || k == "read.only" }),
+var refusedKeys = append(slices.DeleteFunc(slices.Clone(props.CommonRefused), func(k string) bool { return k == "converters" }),
 	"database.server.id.offset", "database.jdbc.driver", "database.protocol",
 	"snapshot.max.threads", "connect.keep.alive", "connect.keep.alive.interval.ms", "use.nongraceful.disconnect",
 	"binlog.net.write.timeout", "binlog.net.read.timeout", "min.row.count.to.stream.results",

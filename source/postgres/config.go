@@ -225,6 +225,7 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	p.Exclusive("table.include.list", "table.exclude.list")
 	p.Exclusive("column.include.list", "column.exclude.list")
 	c.Signals = signal.ReadConfig(p, c.TopicPrefix)
+	c.Signals.ReadOnly = p.Boolean("read.only", false)
 	c.Notify = notify.ReadConfig(p)
 	if c.Signals.Table != "" {
 		c.Filter.Always = []string{c.Signals.Table}

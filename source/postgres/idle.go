@@ -62,7 +62,9 @@ func (ic *idleConfirm) offer(st *streamState, released LSN) {
 		return
 	case st.inc.Offset() != nil:
 		// A running incremental snapshot's progress can change between commits (a signal from outside the
-		// database), and it moves the slot itself: its watermarks are captured rows, committed.
+		// database), and it moves the slot itself: its watermarks are captured rows, committed. With
+		// read.only it does not (its windows' rows go out at the last boundary, readonly.go's
+		// boundaryBatch): the slot waits for the snapshot's end or the next captured commit.
 		return
 	}
 	at := ic.server

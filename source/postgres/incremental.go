@@ -107,6 +107,9 @@ func (db incDB) Tables(ctx context.Context) ([]string, error) {
 }
 
 func (db incDB) WriteWatermark(ctx context.Context, id, kind, data string) error {
+	if db.st.cfg.Signals.ReadOnly {
+		return db.st.readOnlyWatermark(ctx, id, kind)
+	}
 	if !db.st.syncWatermarks {
 		// A window closes when the stream reads its close watermark back; with synchronous_commit off on
 		// the server, the walsender sees that commit only after the WAL writer's next flush (up to
@@ -124,6 +127,9 @@ func (db incDB) WriteWatermark(ctx context.Context, id, kind, data string) error
 }
 
 func (db incDB) DeleteWatermark(ctx context.Context, id string) error {
+	if db.st.cfg.Signals.ReadOnly {
+		return db.st.readOnlyWatermark(ctx, id, signal.CloseWindow) // insert_delete closes by deleting the open one
+	}
 	if _, err := db.st.sql.Exec(ctx, "DELETE FROM "+signalTableIdent(db.st.cfg.Signals.Table)+" WHERE id = $1", id); err != nil {
 		return fmt.Errorf("deleting the incremental snapshot's watermark from %s (the connector's user needs DELETE on it): %w", db.st.cfg.Signals.Table, err)
 	}

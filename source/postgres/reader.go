@@ -300,6 +300,7 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 	defer st.metrics.Connected(false)
 
 	var received LSN = startLSN
+	st.boundary = startLSN // a read-only snapshot's rows may be recorded here before anything commits
 	receivedGauge := receivedLSN.WithLabelValues(r.cfg.Name)
 	nextStatus := time.Now()
 	var heartbeat <-chan time.Time
@@ -340,6 +341,7 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 		// INVARIANT: an idle batch's position is released, like any batch's, only after Kafka acknowledged
 		// every batch before it and its offset is durable; offer only adds it to what is handed over.
 		idle.offer(st, LSN(r.released.Load()))
+		st.boundary = max(st.boundary, idle.at)
 		// Hand over every finished batch first. While the pipeline is full, keep the connection alive: the
 		// status ticker fires inside the same select.
 		for len(st.ready) > 0 {
@@ -412,15 +414,14 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 				if ka.ReplyRequested {
 					nextStatus = time.Time{}
 				}
+				// The walsender has sent every transaction that commits before its WAL end: a read-only
+				// snapshot's window whose chunk query saw nothing later closes here, on an idle database too.
+				if err := st.passWatermarks(ctx, streamPoint{at: ka.ServerWALEnd}); err != nil {
+					return streamError(max(received, ka.ServerWALEnd), err)
+				}
 			case pglogrepl.XLogDataByteID:
 				if err := st.handle(ctx, xld); err != nil {
-					at := max(received, xld.WALStart) // a relation message may carry no WAL position
-					if connectionLost(err) {
-						// The SQL connection (catalog reads, heartbeats, watermarks) went with the server:
-						// the task starts again with new connections, from the durable offset.
-						return &sqlConnectionLost{fmt.Errorf("stream error @ %s: %w", at, err)}
-					}
-					return source.Fatal(fmt.Errorf("stream error @ %s: %w", at, err))
+					return streamError(max(received, xld.WALStart), err) // a relation message may carry no WAL position
 				}
 				received = max(received, xld.WALStart)
 				receivedGauge.Set(float64(received))
@@ -431,6 +432,16 @@ func (r *Reader) stream(ctx context.Context, st *streamState, startLSN LSN, out 
 			return fmt.Errorf("unexpected replication message %T @ %s", msg, received)
 		}
 	}
+}
+
+// streamError is the error that ends the stream when handling what it received at failed: the SQL
+// connection (catalog reads, heartbeats, watermarks) gone with the server, after which the task starts again
+// with new connections from the durable offset, or else a fatal one.
+func streamError(at LSN, err error) error {
+	if connectionLost(err) {
+		return &sqlConnectionLost{fmt.Errorf("stream error @ %s: %w", at, err)}
+	}
+	return source.Fatal(fmt.Errorf("stream error @ %s: %w", at, err))
 }
 
 // sqlConnectionLost is a reader's failure because its SQL connection is gone (a server restart): not

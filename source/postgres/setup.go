@@ -60,6 +60,9 @@ func checkServer(ctx context.Context, conn *pgx.Conn, cfg *Config) (serverInfo, 
 		return srv, fmt.Errorf("reading server_version_num, wal_level and pg_is_in_recovery(): %w", err)
 	}
 	srv.senderTimeout = time.Duration(senderTimeoutMs) * time.Millisecond
+	if err := checkReadOnly(srv.versionNum, cfg); err != nil {
+		return srv, err
+	}
 	if err := checkVersion(srv.versionNum, cfg.addr()); err != nil {
 		return srv, err
 	}

@@ -64,6 +64,13 @@ type streamState struct {
 	blocking *blockingRequest
 	// syncWatermarks: the SQL session flushes its commits (incremental.go's WriteWatermark).
 	syncWatermarks bool
+	// watermarks are a read-only incremental snapshot's window bounds still to pass, and delivered the
+	// last transactions streamed, which a low watermark must see (readonly.go).
+	watermarks []readOnlyWatermark
+	delivered  recentXids
+	// boundary is the highest transaction boundary the stream has recorded an offset at besides lastCommit:
+	// where its connection started, or an idle batch (idle.go). The reader moves it.
+	boundary LSN
 
 	metrics *metrics.Stream
 }
@@ -108,6 +115,7 @@ func (st *streamState) coverFrom(p *snapshot.Progress, streamStart LSN) {
 func (st *streamState) resetAfterReconnect() {
 	st.inTx, st.events, st.ready = false, nil, nil
 	st.inc.Revert() // the next chunk is read anew once the stream runs again
+	st.watermarks = nil
 	if st.txm != nil {
 		st.txm.Reset() // the transaction comes again from its BEGIN
 	}
@@ -125,6 +133,11 @@ func (st *streamState) handle(ctx context.Context, xld pglogrepl.XLogData) error
 	case nil:
 		return st.change(ctx, lsn, row.relation, row.op, row.old, row.oldKind, row.new)
 	case *pglogrepl.BeginMessage:
+		// A read-only snapshot's window opens or closes before the first change of a transaction its
+		// watermark's snapshot does not see.
+		if err := st.passWatermarks(ctx, streamPoint{begin: true, xid: m.Xid, at: lsn}); err != nil {
+			return fmt.Errorf("BEGIN of transaction %d @ %s: %w", m.Xid, lsn, err)
+		}
 		st.inTx, st.xid, st.commitTime, st.finalLSN, st.events = true, m.Xid, m.CommitTime, m.FinalLSN, st.events[:0]
 		if st.xmin, err = st.slotXmin.at(ctx, st.sql, st.cfg, st.now()); err != nil {
 			return fmt.Errorf("BEGIN of transaction %d @ %s: %w", m.Xid, lsn, err)
@@ -132,6 +145,7 @@ func (st *streamState) handle(ctx context.Context, xld pglogrepl.XLogData) error
 		st.txBegin(lsn)
 	case *pglogrepl.CommitMessage:
 		st.commit(m.TransactionEndLSN)
+		return st.passWatermarks(ctx, streamPoint{at: m.TransactionEndLSN})
 	case *pglogrepl.RelationMessage:
 		return st.tables.relation(ctx, m)
 	case *pglogrepl.TypeMessage, *pglogrepl.OriginMessage:
@@ -150,6 +164,7 @@ func (st *streamState) handle(ctx context.Context, xld pglogrepl.XLogData) error
 func (st *streamState) commit(end LSN) {
 	st.metrics.Committed(st.commitTime, st.now())
 	st.lastCommit = end
+	st.delivered.add(st.xid)
 	st.skipBelow = 0
 	off := st.boundaryOffset(end, "COMMIT")
 	off.Transaction = st.txEnd(end)

@@ -34,7 +34,7 @@ var CommonRefused = []string{
 	"snapshot.locking.mode.custom.name", "converters", "post.processors", "topic.naming.strategy",
 	"transaction.metadata.factory",
 	"custom.metric.tags", "table.ignore.builtin", "topic.cache.size", "event.converting.failure.handling.mode",
-	"queue.provider.type", "skip.messages.without.change", "read.only",
+	"queue.provider.type", "skip.messages.without.change",
 	"include.schema.comments", "internal.snapshot.scan.all.columns.force", "snapshot.tables.order.by.row.count",
 	"sourceinfo.struct.maker",
 }

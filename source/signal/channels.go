@@ -37,9 +37,9 @@ type Config struct {
 	// DeleteWatermarks is incremental.snapshot.watermarking.strategy=insert_delete: a window is closed by
 	// deleting its open watermark instead of inserting a close watermark, so the signal table stays small.
 	DeleteWatermarks bool
-	// ReadOnly is read.only=true (the binlog connectors'): a window's watermarks are the server's GTID
-	// positions before and after its chunk query, not rows written into the signal table, so the
-	// connector writes nothing to the database.
+	// ReadOnly is read.only=true: a window's watermarks are taken from the server before and after its
+	// chunk query (GTID positions on MariaDB and MySQL, pg_current_snapshot() on PostgreSQL), not rows
+	// written into the signal table, so the connector writes nothing to the database.
 	ReadOnly bool
 }
 
