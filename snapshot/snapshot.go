@@ -174,6 +174,22 @@ func (p *Progress) Complete() bool {
 	return true
 }
 
+// Pending counts the tables not done.
+func (p *Progress) Pending() int {
+	return len(p.Tables) - p.DoneCount()
+}
+
+// DoneCount counts the tables done.
+func (p *Progress) DoneCount() int {
+	n := 0
+	for _, t := range p.Tables {
+		if t.Done {
+			n++
+		}
+	}
+	return n
+}
+
 // Clone returns a deep copy, for recording a progress state in an offset while reading goes on.
 func (p *Progress) Clone() *Progress {
 	c := &Progress{Tables: make([]TableProgress, len(p.Tables))}

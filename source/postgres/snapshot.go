@@ -2,12 +2,10 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cdcd/cdcd/schema/javacompat"
@@ -68,29 +66,19 @@ type snapshotRun struct {
 	started  time.Time
 	streamAt LSN // where streaming starts afterwards: the position snapshot batches stand for
 
-	// mu guards the queue and the progress: tables are read on several connections at once
-	// (snapshot.max.threads), and batches are handed over one at a time while it is held.
-	mu       sync.Mutex
-	progress *snapshot.Progress // what the rows handed over so far cover
-	queue    []snapshotRow      // rows read, not yet handed over; the newest is held back (see flush)
+	// hand hands the rows to the pipeline: tables are read on several connections at once
+	// (snapshot.max.threads), and batches go out one at a time, each with the progress it completes.
+	hand     *snapshot.Handover
+	progress *snapshot.Progress // what the rows handed over so far cover; hand's, changed under its turn
 
-	// Progress reporting: rows read in this run against PostgreSQL's estimate of the whole.
+	// Progress reporting: rows handed over in this run against PostgreSQL's estimate of the whole. Changed
+	// before the readers start and then only under hand's turn (send).
 	rowsRead, rowsBefore, rowsEstimate int64
-	tablesDone                         int
 	lastReport                         time.Time
 	metrics                            *metrics.Snapshot
 
 	// tableIDs are the tables the snapshot reads, as its notifications list them.
 	tableIDs []string
-}
-
-// snapshotRow is a read row on its way out, with the progress it completes.
-type snapshotRow struct {
-	ev       source.Event
-	src      *schema.Struct
-	firstRow bool
-	advance  func(p *snapshot.Progress)
-	notice   bool // ev is a notification: handed over in its place, but not a row
 }
 
 // notify queues an initial snapshot notification (random id) behind the rows read so far.
@@ -99,7 +87,7 @@ func (s *snapshotRun) notify(ctx context.Context, status string, data map[string
 	if !ok {
 		return nil
 	}
-	return s.add(ctx, snapshotRow{ev: ev, notice: true})
+	return s.hand.Add(ctx, snapshot.Item{Event: ev, Notice: true})
 }
 
 // selectOverride is the user's SELECT for table id (schema.table) and the table as
@@ -180,6 +168,7 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 		return strings.Compare(a.Schema+"."+a.Name, b.Schema+"."+b.Name)
 	})
 	run.progress = planProgress(prev, tables, uint64(exp.position), uint64(streamAt))
+	run.hand = snapshot.NewHandover(run.progress, maxBatchEvents, run.send)
 	run.startReport(ctx, tables)
 	defer run.metrics.Stop()
 	for _, t := range tables {
@@ -204,7 +193,9 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 			continue
 		}
 		id := tp.ID // dropped since the snapshot began
-		run.add(ctx, snapshotRow{advance: func(p *snapshot.Progress) { p.Table(id).Done = true }})
+		if err := run.hand.Add(ctx, snapshot.Item{Advance: func(p *snapshot.Progress) { p.Table(id).Done = true }}); err != nil {
+			return nil, err
+		}
 	}
 	// Debezium marks the first row of the first table "first" and the last of the last table "last" only
 	// when it reads one table at a time.
@@ -212,13 +203,13 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 		jobs[0].firstTable = prev == nil
 		jobs[len(jobs)-1].lastTable = true
 	}
-	if err := run.readTables(ctx, conns, jobs); err != nil {
+	if err := snapshot.ReadTables(ctx, conns, jobs, func(j tableJob) string { return j.progress.ID }, run.table); err != nil {
 		return nil, err
 	}
 	if err := run.notify(ctx, notify.Completed, nil); err != nil {
 		return nil, err
 	}
-	if err := run.finish(ctx); err != nil {
+	if err := run.hand.Finish(ctx); err != nil {
 		return nil, err
 	}
 	for _, c := range conns {
@@ -255,48 +246,6 @@ type tableJob struct {
 	info                  *catalog.Table
 	progress              snapshot.TableProgress
 	firstTable, lastTable bool
-}
-
-// readTables reads the tables, one per connection at a time (snapshot.max.threads connections), in order.
-func (s *snapshotRun) readTables(ctx context.Context, conns []*pgx.Conn, jobs []tableJob) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	next := make(chan tableJob)
-	done := make(chan struct{})
-	for _, conn := range conns {
-		go func() {
-			var j tableJob
-			defer func() {
-				// The reader's goroutine is guarded by the task; this one is not, and would take the process down.
-				if v := recover(); v != nil {
-					cancel(fmt.Errorf("snapshot of %s: %w", j.progress.ID, source.Recovered(v, nil)))
-				}
-				done <- struct{}{}
-			}()
-			for j = range next {
-				if err := s.table(ctx, conn, j); err != nil {
-					cancel(fmt.Errorf("snapshot of %s: %w", j.progress.ID, err))
-					return
-				}
-			}
-		}()
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case next <- j:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	for range conns {
-		<-done
-	}
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return ctx.Err()
 }
 
 // includeInSnapshot selects the captured tables the snapshot reads (snapshot.include.collection.list).
@@ -377,7 +326,8 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 		"data_collections": strings.Join(javacompat.HashMapOrder(s.tableIDs), ",")}); err != nil {
 		return err
 	}
-	var held *snapshotRow // the newest row, its marker not yet final
+	var held *snapshot.Item // the newest row, its marker not yet final
+	heldFirst := false      // held is the table's first row
 	for {
 		sql := "SELECT " + strings.Join(cols, ", ") + " FROM " + from
 		var params [][]byte
@@ -433,18 +383,17 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 			rows++
 			count := rows
 			if held != nil {
-				if err := s.add(ctx, *held); err != nil {
+				if err := s.hand.Add(ctx, *held); err != nil {
 					rr.Close()
 					return err
 				}
 			}
-			firstRow := rows == 1 && !resumed
-			src := s.sourceInfo(t, snapshot.RowMarker(job.firstTable, job.lastTable, firstRow, false))
-			held = &snapshotRow{
-				ev:       t.event(t.key(row), s.envelope(t, row, src)),
-				src:      src,
-				firstRow: firstRow,
-				advance: func(p *snapshot.Progress) {
+			heldFirst = rows == 1 && !resumed
+			src := s.sourceInfo(t, snapshot.RowMarker(job.firstTable, job.lastTable, heldFirst, false))
+			held = &snapshot.Item{
+				Event:  t.event(t.key(row), s.envelope(t, row, src)),
+				Source: src,
+				Advance: func(p *snapshot.Progress) {
 					tp := p.Table(id)
 					tp.LastKey, tp.Rows = key, count
 				},
@@ -459,26 +408,23 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 		if !chunked || n < s.r.cfg.SnapshotFetchSize {
 			break
 		}
-		if err := s.flushChunk(ctx); err != nil {
+		if err := s.hand.Flush(ctx); err != nil {
 			return err
 		}
 	}
 	if held != nil {
-		held.src.Set("snapshot", string(snapshot.RowMarker(job.firstTable, job.lastTable, held.firstRow, true)))
-		if err := s.add(ctx, *held); err != nil {
+		held.Source.Set("snapshot", string(snapshot.RowMarker(job.firstTable, job.lastTable, heldFirst, true)))
+		if err := s.hand.Add(ctx, *held); err != nil {
 			return err
 		}
 	}
-	if err := s.add(ctx, snapshotRow{advance: func(p *snapshot.Progress) { p.Table(id).Done = true }}); err != nil {
+	if err := s.hand.Add(ctx, snapshot.Item{Advance: func(p *snapshot.Progress) { p.Table(id).Done = true }}); err != nil {
 		return err
 	}
 	if err := s.notify(ctx, notify.TableScanCompleted, map[string]string{"scanned_collection": id,
 		"data_collections": strings.Join(s.tableIDs, ","), "total_rows_scanned": strconv.FormatInt(rows, 10), "status": "SUCCEEDED"}); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.tablesDone++
-	s.mu.Unlock()
 	s.r.log.Info("snapshot of table finished", "table", id, "rows", rows)
 	return nil
 }
@@ -496,83 +442,28 @@ func textTuple(values [][]byte) *pglogrepl.TupleData {
 	return tuple
 }
 
-// add queues a row (or a progress step) and hands a batch over when enough rows are queued.
-func (s *snapshotRun) add(ctx context.Context, row snapshotRow) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if row.src != nil {
-		s.rowsRead++
-	}
-	s.queue = append(s.queue, row)
-	if len(s.queue) >= maxBatchEvents {
-		return s.flush(ctx, false)
-	}
-	return nil
-}
-
-// flushChunk hands over what is queued at the end of a chunk.
-func (s *snapshotRun) flushChunk(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.flush(ctx, false)
-}
-
-// flush hands the queued rows to the pipeline as one batch whose offset records the progress they
-// complete. The newest row is held back unless final: Debezium marks the snapshot's very last record
-// "last", and only the end of the snapshot tells which record that is.
-func (s *snapshotRun) flush(ctx context.Context, final bool) error {
-	n := len(s.queue)
-	if !final {
-		// Hold back the newest row (and the progress steps after it).
-		for n > 0 && s.queue[n-1].src == nil {
-			n--
-		}
-		n--
-	}
-	if n <= 0 && !final {
-		return nil
-	}
-	var events []source.Event
-	for _, row := range s.queue[:n] {
-		if row.advance != nil {
-			row.advance(s.progress)
-		}
-		if row.src != nil || row.notice {
-			events = append(events, row.ev)
-		}
-	}
-	s.queue = append(s.queue[:0:0], s.queue[n:]...)
+// send hands one batch to the pipeline, its offset recording the progress it completes (the Handover's
+// send: one batch at a time, under its turn).
+func (s *snapshotRun) send(ctx context.Context, b snapshot.Handed) error {
 	off := Offset{
 		LSN: s.streamAt, TxID: s.txID, TsUsec: s.started.UnixMicro(),
-		Snapshot: s.kind.name, LastSnapshotRecord: final, SnapshotCompleted: final,
-		SnapshotProgress: s.progress.Encode(),
+		Snapshot: s.kind.name, LastSnapshotRecord: b.Final, SnapshotCompleted: b.Final,
+		SnapshotProgress: b.Progress.Encode(),
 	}
 	// The final offset of an initial snapshot keeps the progress while streaming still has to drop changes
 	// the snapshot holds, so a crash before streaming records an offset does not deliver them twice. A
 	// blocking snapshot's stream drops nothing (blocking.go).
-	if final && (s.kind.name != initialSnapshotName || s.progress.MaxPosition() <= uint64(s.streamAt)) {
+	if b.Final && (s.kind.name != initialSnapshotName || b.Progress.MaxPosition() <= uint64(s.streamAt)) {
 		off.SnapshotProgress = ""
 	}
-	s.report(final)
+	s.rowsRead = b.Rows
+	s.report(b.Final)
 	select {
-	case s.out <- source.Batch{Events: events, Offset: off.Fields(), Position: lsnPosition(s.streamAt)}:
+	case s.out <- source.Batch{Events: b.Events, Offset: off.Fields(), Position: lsnPosition(s.streamAt)}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// finish marks the snapshot's last record "last" and hands over the rest with the completed offset.
-func (s *snapshotRun) finish(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.queue) - 1; i >= 0; i-- {
-		if s.queue[i].src != nil {
-			s.queue[i].src.Set("snapshot", string(snapshot.Last))
-			break
-		}
-	}
-	return s.flush(ctx, true)
 }
 
 // sourceInfo is the source block of a snapshot row: the snapshot's position, transaction and start time.
@@ -600,9 +491,6 @@ func (s *snapshotRun) startReport(ctx context.Context, tables []*catalog.Table) 
 	}
 	for _, tp := range s.progress.Tables {
 		s.rowsBefore += tp.Rows
-		if tp.Done {
-			s.tablesDone++
-		}
 	}
 	var estimate int64
 	// An estimate only: a failure leaves it at zero and the time left unknown.
@@ -613,9 +501,10 @@ func (s *snapshotRun) startReport(ctx context.Context, tables []*catalog.Table) 
 	s.report(false)
 }
 
-// report updates the progress metrics, and logs progress every ten seconds. Callers hold mu (or run
-// before the readers start).
+// report updates the progress metrics, and logs progress every ten seconds. Callers hold hand's turn (or
+// run before the readers start).
 func (s *snapshotRun) report(final bool) {
+	tablesDone := s.progress.DoneCount()
 	scanned := s.rowsBefore + s.rowsRead
 	elapsed := time.Since(s.started).Seconds()
 	var remaining float64
@@ -623,13 +512,13 @@ func (s *snapshotRun) report(final bool) {
 	if !final && rate > 0 && s.rowsEstimate > scanned {
 		remaining = float64(s.rowsEstimate-scanned) / rate
 	}
-	s.metrics.Progress(s.tablesDone, scanned, remaining)
+	s.metrics.Progress(tablesDone, scanned, remaining)
 	for _, tp := range s.progress.Tables {
 		s.metrics.TableRows(tp.ID, tp.Rows)
 	}
 	if !final && time.Since(s.lastReport) >= 10*time.Second {
 		s.lastReport = time.Now()
-		s.r.log.Info("snapshot progress", "tables_done", s.tablesDone, "tables", len(s.progress.Tables), "rows", scanned,
+		s.r.log.Info("snapshot progress", "tables_done", tablesDone, "tables", len(s.progress.Tables), "rows", scanned,
 			"rows_per_second", int64(rate), "remaining", (time.Duration(remaining) * time.Second).String())
 	}
 }
