@@ -37,9 +37,11 @@ type blockingRequest struct {
 }
 
 // blockingView is a blocking snapshot's consistent read view, open on its own connection: the binlog
-// position it sees and the tables' structure there.
+// position it sees and the tables' structure there. With snapshot.max.threads above 1, more connections
+// hold the same view (joinSnapshot), to read tables in parallel, as Debezium's blocking snapshots do.
 type blockingView struct {
 	conn    *client.Conn
+	joined  []*client.Conn
 	pos     Offset
 	ids     []tables.ID
 	creates []string
@@ -49,6 +51,7 @@ type blockingView struct {
 func (req *blockingRequest) close() {
 	if req.view != nil {
 		req.view.conn.Close()
+		closeAll(req.view.joined)
 		req.view = nil
 	}
 }
@@ -151,6 +154,9 @@ func (r *Reader) openBlocking(ctx context.Context, names []string) (view *blocki
 	defer func() {
 		if err != nil {
 			conn.Close()
+			if view != nil {
+				closeAll(view.joined)
+			}
 		}
 	}()
 	pos, unlock, err := r.beginSnapshot(conn)
@@ -173,6 +179,9 @@ func (r *Reader) openBlocking(ctx context.Context, names []string) (view *blocki
 			return nil, fmt.Errorf("reading the structure of %s: %w", name, err)
 		}
 		view.ids, view.creates = append(view.ids, tables.ID{Database: db, Table: table}), append(view.creates, create)
+	}
+	if view.joined, err = r.joinSnapshot(ctx, conn, min(r.cfg.SnapshotThreads, len(view.ids))-1); err != nil {
+		return nil, err
 	}
 	if err := unlock(); err != nil {
 		return nil, fmt.Errorf("releasing the global read lock: %w", err)
@@ -203,7 +212,7 @@ func (r *Reader) blockingSnapshot(ctx context.Context, pause *blockingPause, out
 	r.log.Info("snapshot started", "kind", blockingSnapshot, "tables", len(progress.Tables), "position", view.pos.String(), "streaming_from", from.String(), "resumed", req.prev != nil)
 	kind := snapshotKind{name: blockingSnapshot, conditions: req.conditions,
 		at: sourceBlock{serverID: from.ServerID, file: from.File, pos: from.Pos, thread: -1}}
-	streamFrom, err := r.readRows(ctx, view.conn, kind, from, progress, out)
+	streamFrom, err := r.readRows(ctx, append([]*client.Conn{view.conn}, view.joined...), kind, from, progress, out)
 	if err != nil {
 		return Offset{}, fmt.Errorf("blocking snapshot: %w", err)
 	}

@@ -57,10 +57,13 @@ type Config struct {
 	SnapshotMode         snapshot.Mode
 	LockingMode          string // minimal, extended, none
 	SnapshotFetchSize    int
-	Modes                types.Modes
-	GTIDIncludes         []*regexp.Regexp
-	GTIDExcludes         []*regexp.Regexp
-	GTIDFilterDML        bool // gtid.source.filter.dml.events
+	// SnapshotThreads is snapshot.max.threads: how many connections read tables at once, each in a
+	// consistent-snapshot transaction opened under the snapshot's global read lock.
+	SnapshotThreads int
+	Modes           types.Modes
+	GTIDIncludes    []*regexp.Regexp
+	GTIDExcludes    []*regexp.Regexp
+	GTIDFilterDML   bool // gtid.source.filter.dml.events
 
 	HeartbeatInterval time.Duration
 	HeartbeatQuery    string // heartbeat.action.query: run at every heartbeat
@@ -209,6 +212,15 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 	c.SnapshotMode = parseSnapshotMode(p, modeText)
 	c.LockingMode = p.OneOf("snapshot.locking.mode", "minimal", "minimal", "extended", "none")
 	c.SnapshotFetchSize = p.Integer("snapshot.fetch.size", 10240, 1, 1<<24)
+	c.SnapshotThreads = p.Integer("snapshot.max.threads", 1, 1, 64)
+	if c.SnapshotThreads > 1 && c.LockingMode == "none" {
+		// The connections' consistent-snapshot transactions are lined up with each other and with the
+		// binlog position by opening them all under FLUSH TABLES WITH READ LOCK; without the lock each
+		// would see another moment, and a table read on one would miss or double changes around the
+		// position streaming starts from.
+		v, _ := p.Raw("snapshot.max.threads")
+		p.Fail("snapshot.max.threads", v, "with snapshot.locking.mode=none there is no global read lock to open the snapshot's connections at one consistent point; use snapshot.locking.mode=minimal (the default) or extended, or snapshot.max.threads=1")
+	}
 
 	c.Modes = types.Modes{
 		Flavor:         flavor,

@@ -112,3 +112,45 @@ func TestHeartbeatActionQueryNeedsHeartbeats(t *testing.T) {
 		t.Fatalf("with heartbeats: %v, %+v", err, cfg)
 	}
 }
+
+// TestSnapshotMaxThreads: snapshot.max.threads is an integer from 1 to 64, as for PostgreSQL; a bad value
+// is refused naming the key, and more than one thread without the global read lock that lines the
+// connections up (snapshot.locking.mode=none) is refused naming both keys and the way out.
+func TestSnapshotMaxThreads(t *testing.T) {
+	parse := func(settings map[string]string) (*Config, error) {
+		base := map[string]string{
+			"database.hostname": "h", "database.user": "u", "database.server.id": "5400", "topic.prefix": "p",
+			"schema.history.internal.kafka.topic": "hist", "schema.history.internal.kafka.bootstrap.servers": "a:1",
+		}
+		for k, v := range settings {
+			base[k] = v
+		}
+		return ParseConfig("c", types.MariaDB, base, slog.New(slog.DiscardHandler))
+	}
+	cfg, err := parse(nil)
+	if err != nil || cfg.SnapshotThreads != 1 {
+		t.Fatalf("default: %v, threads %d, want 1", err, cfg.SnapshotThreads)
+	}
+	for _, mode := range []string{"minimal", "extended"} {
+		cfg, err := parse(map[string]string{"snapshot.max.threads": "3", "snapshot.locking.mode": mode})
+		if err != nil || cfg.SnapshotThreads != 3 {
+			t.Errorf("3 threads with %s locking: %v, want accepted", mode, err)
+		}
+	}
+	if cfg, err := parse(map[string]string{"snapshot.max.threads": "1", "snapshot.locking.mode": "none"}); err != nil || cfg.SnapshotThreads != 1 {
+		t.Errorf("1 thread without locking: %v, want accepted", err)
+	}
+	for _, bad := range []string{"0", "65", "-1", "two", "1.5"} {
+		_, err := parse(map[string]string{"snapshot.max.threads": bad})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != "snapshot.max.threads" {
+			t.Errorf("snapshot.max.threads=%s: %v, want it refused by name", bad, err)
+		}
+	}
+	_, err = parse(map[string]string{"snapshot.max.threads": "2", "snapshot.locking.mode": "none"})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "snapshot.max.threads" || !strings.Contains(err.Error(), "snapshot.locking.mode=none") ||
+		!strings.Contains(err.Error(), "global read lock") || !strings.Contains(err.Error(), "snapshot.locking.mode=minimal") || !strings.Contains(err.Error(), "snapshot.max.threads=1") {
+		t.Errorf("2 threads without locking: %v, want refused naming both keys, the reason and the fix", err)
+	}
+}

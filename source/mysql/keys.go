@@ -55,7 +55,7 @@ func honouredUndeclared(key string) bool {
 // running with a behaviour its author did not choose.
 var refusedKeys = append(slices.DeleteFunc(slices.Clone(props.CommonRefused), func(k string) bool { return k == "converters" }),
 	"database.server.id.offset", "database.jdbc.driver", "database.protocol",
-	"snapshot.max.threads", "connect.keep.alive", "connect.keep.alive.interval.ms", "use.nongraceful.disconnect",
+	"connect.keep.alive", "connect.keep.alive.interval.ms", "use.nongraceful.disconnect",
 	"binlog.net.write.timeout", "binlog.net.read.timeout", "min.row.count.to.stream.results",
 	"incremental.snapshot.allow.schema.changes", "ddl.parser.type", "schema.history.internal",
 	"binlog.buffer.size",

@@ -37,6 +37,10 @@ const snapshotBatchRows = 1024
 // are read in this newer snapshot, and streaming starts from the first snapshot's position; the returned
 // offset then carries the progress, so the stream drops the changes of re-read tables that this snapshot
 // already holds.
+//
+// With snapshot.max.threads above 1, tables are read on that many connections at once (at most one per
+// table to read): the others open their consistent-snapshot transactions while conn still holds the
+// global read lock, so all of them see the database exactly at the snapshot's binlog position.
 func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- source.Batch, withData bool, resumed *Offset) (Offset, error) {
 	pos, unlock, err := r.beginSnapshot(conn)
 	defer unlock() //nolint:errcheck // the connection closes anyway on failure paths
@@ -50,6 +54,17 @@ func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- sou
 	if err != nil {
 		return Offset{}, err
 	}
+	var progress *snapshot.Progress
+	readers := []*client.Conn{conn}
+	defer func() { closeAll(readers[1:]) }()
+	if withData {
+		progress = r.planProgress(captured, pos, resumed)
+		joined, err := r.joinSnapshot(ctx, conn, min(r.cfg.SnapshotThreads, progress.Pending())-1)
+		if err != nil {
+			return Offset{}, err
+		}
+		readers = append(readers, joined...)
+	}
 	if r.cfg.LockingMode == "minimal" {
 		if err := unlock(); err != nil {
 			return Offset{}, fmt.Errorf("releasing the snapshot's global read lock: %w", err)
@@ -59,12 +74,11 @@ func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- sou
 	if !withData {
 		streamFrom.Snapshot = ""
 	} else {
-		progress := r.planProgress(captured, pos, resumed)
 		if resumed != nil {
 			streamFrom.File, streamFrom.Pos, streamFrom.GTIDs = resumed.File, resumed.Pos, resumed.GTIDs
 		}
 		kind := snapshotKind{name: initialSnapshot, at: sourceBlock{file: pos.File, pos: pos.Pos, thread: -1}}
-		if streamFrom, err = r.readRows(ctx, conn, kind, streamFrom, progress, out); err != nil {
+		if streamFrom, err = r.readRows(ctx, readers, kind, streamFrom, progress, out); err != nil {
 			return Offset{}, err
 		}
 	}
@@ -102,6 +116,79 @@ func (r *Reader) beginSnapshot(conn *client.Conn) (pos Offset, unlock func() err
 	}
 	pos, err = r.currentPosition(conn)
 	return pos, unlock, err
+}
+
+// joinSnapshot opens n more connections, each in a consistent-snapshot transaction, for reading tables in
+// parallel (snapshot.max.threads). Call it while main, which beginSnapshot opened, holds the global read
+// lock: no transaction can commit meanwhile, so every one of them sees what main sees, the database at the
+// snapshot's binlog position. MariaDB tells each transaction's position (binlog_snapshot_file and
+// _position), and a connection whose differs from main's is refused rather than read. On failure the
+// connections opened so far are closed.
+func (r *Reader) joinSnapshot(ctx context.Context, main *client.Conn, n int) (joined []*client.Conn, err error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	defer func() {
+		if err != nil {
+			closeAll(joined)
+			joined = nil
+		}
+	}()
+	want, err := r.snapshotPosition(main)
+	if err != nil {
+		return nil, err
+	}
+	for i := range n {
+		conn, err := r.connect(ctx)
+		if err != nil {
+			return joined, err
+		}
+		joined = append(joined, conn)
+		for _, q := range append(types.SnapshotSession(), "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT") {
+			if _, err := conn.Execute(q); err != nil {
+				return joined, fmt.Errorf("starting snapshot connection %d of snapshot.max.threads=%d (%s): %w", i+2, r.cfg.SnapshotThreads, q, err)
+			}
+		}
+		got, err := r.snapshotPosition(conn)
+		if err != nil {
+			return joined, err
+		}
+		if got != want {
+			return joined, fmt.Errorf("snapshot connection %d of snapshot.max.threads=%d sees the binlog at %s, the snapshot at %s: the global read lock did not hold commits back; set snapshot.max.threads=1", i+2, r.cfg.SnapshotThreads, got, want)
+		}
+	}
+	return joined, nil
+}
+
+// snapshotPosition is the binlog position conn's consistent-snapshot transaction sees, as MariaDB reports
+// it (file:position); "" on MySQL, which does not.
+func (r *Reader) snapshotPosition(conn *client.Conn) (string, error) {
+	if r.cfg.Flavor != types.MariaDB {
+		return "", nil
+	}
+	res, err := conn.Execute("SHOW SESSION STATUS WHERE Variable_name IN ('Binlog_snapshot_file', 'Binlog_snapshot_position')")
+	if err != nil {
+		return "", fmt.Errorf("reading the snapshot transaction's binlog position: %w", err)
+	}
+	defer res.Close()
+	var file, position string
+	for i := range res.Values {
+		name, _ := res.GetString(i, 0)
+		value, _ := res.GetString(i, 1)
+		if strings.EqualFold(name, "Binlog_snapshot_file") {
+			file = strings.Clone(value)
+		} else {
+			position = strings.Clone(value)
+		}
+	}
+	return file + ":" + position, nil
+}
+
+// closeAll closes conns.
+func closeAll(conns []*client.Conn) {
+	for _, c := range conns {
+		c.Close()
+	}
 }
 
 // planProgress lists the tables the snapshot reads (those of snapshot.include.collection.list, if set), each
@@ -349,47 +436,37 @@ const (
 	blockingSnapshot = "BLOCKING"
 )
 
-// readRows reads the rows of every table progress has not done, inside the snapshot transaction, as op
-// "r" events with Debezium's snapshot markers. Each batch records the in-progress snapshot offset
-// (streamFrom with the progress: a crash resumes with the tables not yet done); the last one records the
-// offset streaming starts from, which it returns.
-func (r *Reader) readRows(ctx context.Context, conn *client.Conn, kind snapshotKind, streamFrom Offset, progress *snapshot.Progress, out chan<- source.Batch) (Offset, error) {
-	var batch []source.Event
-	flush := func(offset Offset) error {
+// readRows reads the rows of every table progress has not done as op "r" events with Debezium's snapshot
+// markers, on conns (each inside a transaction of the same consistent snapshot): one table per connection
+// at a time, len(conns) tables at once. Rows of different tables interleave in the batches, each table's
+// in order. Each batch records the in-progress snapshot offset (streamFrom with the progress its rows
+// complete: a crash resumes with the tables not yet delivered); the last one records the offset streaming
+// starts from, which it returns.
+func (r *Reader) readRows(ctx context.Context, conns []*client.Conn, kind snapshotKind, streamFrom Offset, progress *snapshot.Progress, out chan<- source.Batch) (Offset, error) {
+	report := metrics.NewSnapshot(r.cfg.Name)
+	report.Start(len(progress.Tables), 0)
+	defer report.Stop()
+	done := streamFrom
+	done.Snapshot = ""
+	send := func(ctx context.Context, b snapshot.Handed) error {
+		o := streamFrom
+		o.Snapshot, o.SnapshotProgress = kind.name, b.Progress.Encode()
+		if b.Final {
+			// Tables read later than streamFrom: streaming must drop what they hold.
+			if b.Progress.MaxPosition() > binlogSequence(streamFrom.File, streamFrom.Pos) {
+				done.SnapshotProgress = b.Progress.Encode()
+			}
+			o = done
+		}
+		report.Progress(b.Progress.DoneCount(), b.Rows, -1)
 		select {
-		case out <- source.Batch{Events: batch, Offset: offset.Fields(), Position: binlogPosition{offset}}:
-			batch = nil
+		case out <- source.Batch{Events: b.Events, Offset: o.Fields(), Position: binlogPosition{o}}:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	inProgress := func() Offset {
-		o := streamFrom
-		o.Snapshot, o.SnapshotProgress = kind.name, progress.Clone().Encode()
-		return o
-	}
-	// held is the last row read: its marker depends on whether another row follows.
-	var held *snapshotRow
-	release := func(last bool) error {
-		if held == nil {
-			return nil
-		}
-		marker := snapshot.RowMarker(held.firstTable, last, held.firstRow, held.lastRow || last)
-		if last {
-			marker = snapshot.Last
-		}
-		held.src.Set(schema.SourceSnapshot, string(marker))
-		batch = append(batch, held.ts.event(held.ts.keyOf(held.row), held.ts.envelopeValue(schema.OpRead, nil, held.row, held.src, r.now())))
-		held = nil
-		if len(batch) >= snapshotBatchRows {
-			return flush(inProgress())
-		}
-		return nil
-	}
-	report := metrics.NewSnapshot(r.cfg.Name)
-	report.Start(len(progress.Tables), 0)
-	defer report.Stop()
+	run := &rowsRun{r: r, kind: kind, report: report, hand: snapshot.NewHandover(progress, snapshotBatchRows, send)}
 	// Debezium's notifications list the tables of a table's start in its HashSet's order, without the
 	// signal table, whose rows it does not read; those of a table's end sorted, with it.
 	var listed, read []string
@@ -400,27 +477,26 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, kind snapshotK
 		}
 	}
 	slices.Sort(listed)
-	reading := strings.Join(javacompat.HashMapOrder(read), ",")
-	notice := func(status string, data map[string]string) {
-		if ev, ok := r.cfg.Notify.Send(notify.Notification{AggregateType: notify.InitialSnapshot, Type: status, Data: data}, r.cfg.TopicPrefix, r.now(), r.log); ok {
-			batch = append(batch, ev)
-		}
+	run.listed, run.reading = strings.Join(listed, ","), strings.Join(javacompat.HashMapOrder(read), ",")
+	if err := run.notice(ctx, notify.Started, nil); err != nil {
+		return Offset{}, err
 	}
-	notice(notify.Started, nil)
-	tablesDone, rowsRead := 0, int64(0)
-	firstTable := true
-	for i := range progress.Tables {
-		tp := &progress.Tables[i]
+	// The table structures are looked up here, before the readers start: the reader's cache is not theirs
+	// to fill concurrently.
+	var jobs []tableJob
+	for _, tp := range progress.Tables {
 		if tp.Done {
 			continue
 		}
 		db, table, _ := strings.Cut(tp.ID, ".")
 		id := tables.ID{Database: db, Table: table}
 		if r.cfg.signalTable(id) {
-			tp.Done = true
+			name := tp.ID
+			if err := run.hand.Add(ctx, snapshot.Item{Advance: func(p *snapshot.Progress) { p.Table(name).Done = true }}); err != nil {
+				return Offset{}, err
+			}
 			continue
 		}
-		notice(notify.InProgress, map[string]string{"current_collection_in_progress": tp.ID, "data_collections": reading})
 		ts, err := r.tableSchema(id)
 		if err != nil {
 			return Offset{}, err
@@ -428,76 +504,136 @@ func (r *Reader) readRows(ctx context.Context, conn *client.Conn, kind snapshotK
 		if ts == nil {
 			return Offset{}, fmt.Errorf("snapshot of %s.%s: its structure is not in the catalog", id.Database, id.Table)
 		}
-		readTime := r.now().Truncate(time.Second)
-		firstRow := true
-		query := fmt.Sprintf("SELECT * FROM %s.%s", quoteIdent(id.Database), quoteIdent(id.Table))
-		if cond, ok := kind.conditions[tp.ID]; ok {
-			query += " WHERE " + cond
-		}
-		// The user's SELECT (snapshot.select.statement.overrides) runs as written; its columns are put in
-		// the table's order once the result's fields are known.
-		var arrange func([]gomysql.FieldValue) []gomysql.FieldValue
-		var fieldsKnown func(*gomysql.Result) error
-		if sql, ok := r.cfg.SnapshotSelects[tp.ID]; ok && kind.name == initialSnapshot {
-			query = sql
-			fieldsKnown = func(res *gomysql.Result) (err error) {
-				arrange, err = overrideColumns(res.Fields, ts.table, tp.ID)
-				return err
-			}
-		}
-		var result gomysql.Result
-		err = conn.ExecuteSelectStreaming(query, &result,
-			func(values []gomysql.FieldValue) error {
-				if arrange != nil {
-					values = arrange(values)
-				}
-				if held != nil && held.ts == ts {
-					held.lastRow = false
-				}
-				if err := release(false); err != nil {
-					return err
-				}
-				tp.Rows++
-				rowsRead++
-				raw := make([]any, len(values))
-				for i := range values {
-					raw[i] = values[i]
-				}
-				row, err := ts.rowStruct(raw, func(col *tables.Column, v any) (any, error) {
-					return r.cfg.Modes.FromSnapshot(col, v.(gomysql.FieldValue))
-				})
-				if err != nil {
-					return err
-				}
-				block := kind.at
-				block.ts, block.snapshot, block.db, block.table = readTime, schema.SnapshotTrue, id.Database, id.Table
-				src := r.cfg.sourceStruct(r.sourceSchema, block)
-				held = &snapshotRow{ts: ts, row: row, src: src, firstTable: firstTable, firstRow: firstRow, lastRow: true}
-				firstRow, firstTable = false, false
-				return nil
-			}, fieldsKnown)
-		if err != nil {
-			return Offset{}, fmt.Errorf("snapshot of %s.%s: %w", id.Database, id.Table, err)
-		}
-		// The table counts as done once its last row is delivered: the held row goes out in a later batch,
-		// whose offset is the first to carry this.
-		tp.Done = true
-		tablesDone++
-		report.Progress(tablesDone, rowsRead, -1)
-		report.TableRows(tp.ID, tp.Rows)
-		notice(notify.TableScanCompleted, map[string]string{"scanned_collection": tp.ID, "data_collections": strings.Join(listed, ","),
-			"total_rows_scanned": strconv.FormatInt(tp.Rows, 10), "status": "SUCCEEDED"})
+		jobs = append(jobs, tableJob{name: tp.ID, id: id, ts: ts})
 	}
-	if err := release(true); err != nil {
+	// Debezium marks the first row of the first table "first" only when it reads one table at a time.
+	if len(conns) == 1 && len(jobs) > 0 {
+		jobs[0].firstTable = true
+	}
+	if len(conns) > 1 {
+		r.log.Info("snapshot reads tables in parallel", "threads", len(conns), "tables", len(jobs))
+	}
+	if err := snapshot.ReadTables(ctx, conns, jobs, func(j tableJob) string { return j.name }, run.table); err != nil {
 		return Offset{}, err
 	}
-	notice(notify.Completed, nil)
-	done := streamFrom
-	done.Snapshot = ""
-	if progress.MaxPosition() > binlogSequence(streamFrom.File, streamFrom.Pos) {
-		done.SnapshotProgress = progress.Encode() // tables read later than streamFrom: streaming must drop what they hold
+	if err := run.notice(ctx, notify.Completed, nil); err != nil {
+		return Offset{}, err
 	}
-	return done, flush(done)
+	if err := run.hand.Finish(ctx); err != nil {
+		return Offset{}, err
+	}
+	return done, nil
+}
+
+// tableJob is one table a snapshot reads.
+type tableJob struct {
+	name       string // db.table, as the progress has it
+	id         tables.ID
+	ts         *tableSchema
+	firstTable bool // the snapshot's first table, read one table at a time
+}
+
+// rowsRun is one snapshot's reading of rows: its table readers share the handover.
+type rowsRun struct {
+	r               *Reader
+	kind            snapshotKind
+	hand            *snapshot.Handover
+	report          *metrics.Snapshot
+	listed, reading string // the tables, as the notifications list them
+}
+
+// notice queues an initial snapshot notification behind what is queued so far.
+func (s *rowsRun) notice(ctx context.Context, status string, data map[string]string) error {
+	ev, ok := s.r.cfg.Notify.Send(notify.Notification{AggregateType: notify.InitialSnapshot, Type: status, Data: data}, s.r.cfg.TopicPrefix, s.r.now(), s.r.log)
+	if !ok {
+		return nil
+	}
+	return s.hand.Add(ctx, snapshot.Item{Event: ev, Notice: true})
+}
+
+// table reads one table on conn in one streaming SELECT, queuing its rows, then the step that marks it
+// done, on the handover. It holds its newest row back until the next one (or the table's end) says whether
+// it is the table's last, which decides its marker. It may run beside other tables' readers; the errors it
+// returns are wrapped with the table's name by snapshot.ReadTables.
+func (s *rowsRun) table(ctx context.Context, conn *client.Conn, job tableJob) error {
+	r, ts, id := s.r, job.ts, job.id
+	// A read the server stalls would not see ctx end: its deadline is moved to now instead.
+	defer context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })() //nolint:errcheck // a failed read ends the query as well
+	if err := s.notice(ctx, notify.InProgress, map[string]string{"current_collection_in_progress": job.name, "data_collections": s.reading}); err != nil {
+		return err
+	}
+	readTime := r.now().Truncate(time.Second)
+	query := fmt.Sprintf("SELECT * FROM %s.%s", quoteIdent(id.Database), quoteIdent(id.Table))
+	if cond, ok := s.kind.conditions[job.name]; ok {
+		query += " WHERE " + cond
+	}
+	// The user's SELECT (snapshot.select.statement.overrides) runs as written; its columns are put in
+	// the table's order once the result's fields are known.
+	var arrange func([]gomysql.FieldValue) []gomysql.FieldValue
+	var fieldsKnown func(*gomysql.Result) error
+	if sql, ok := r.cfg.SnapshotSelects[job.name]; ok && s.kind.name == initialSnapshot {
+		query = sql
+		fieldsKnown = func(res *gomysql.Result) (err error) {
+			arrange, err = overrideColumns(res.Fields, ts.table, job.name)
+			return err
+		}
+	}
+	var held *snapshot.Item // the newest row, its marker not yet final
+	heldFirst := false      // held is the table's first row
+	rows := int64(0)
+	var result gomysql.Result
+	err := conn.ExecuteSelectStreaming(query, &result,
+		func(values []gomysql.FieldValue) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if arrange != nil {
+				values = arrange(values)
+			}
+			if held != nil {
+				if err := s.hand.Add(ctx, *held); err != nil {
+					return err
+				}
+			}
+			rows++
+			raw := make([]any, len(values))
+			for i := range values {
+				raw[i] = values[i]
+			}
+			row, err := ts.rowStruct(raw, func(col *tables.Column, v any) (any, error) {
+				return r.cfg.Modes.FromSnapshot(col, v.(gomysql.FieldValue))
+			})
+			if err != nil {
+				return err
+			}
+			heldFirst = rows == 1
+			block := s.kind.at
+			block.ts, block.db, block.table = readTime, id.Database, id.Table
+			block.snapshot = string(snapshot.RowMarker(job.firstTable, false, heldFirst, false))
+			src := r.cfg.sourceStruct(r.sourceSchema, block)
+			held = &snapshot.Item{Event: ts.event(ts.keyOf(row), ts.envelopeValue(schema.OpRead, nil, row, src, r.now())), Source: src}
+			return nil
+		}, fieldsKnown)
+	if err != nil {
+		return err
+	}
+	if held != nil {
+		held.Source.Set(schema.SourceSnapshot, string(snapshot.RowMarker(job.firstTable, false, heldFirst, true)))
+		if err := s.hand.Add(ctx, *held); err != nil {
+			return err
+		}
+	}
+	// The table counts as done in the batch that hands over its last row.
+	name := job.name
+	if err := s.hand.Add(ctx, snapshot.Item{Advance: func(p *snapshot.Progress) {
+		tp := p.Table(name)
+		tp.Done, tp.Rows = true, rows
+	}}); err != nil {
+		return err
+	}
+	s.report.TableRows(job.name, rows)
+	return s.notice(ctx, notify.TableScanCompleted, map[string]string{"scanned_collection": job.name, "data_collections": s.listed,
+		"total_rows_scanned": strconv.FormatInt(rows, 10), "status": "SUCCEEDED"})
 }
 
 // overrideColumns is props.OverrideColumns for this driver's result: a returned column the table does not
@@ -517,14 +653,6 @@ func overrideColumns(fields []*gomysql.Field, table *tables.Table, listedAs stri
 		return nil, source.Fatal(err)
 	}
 	return arrange, nil
-}
-
-// snapshotRow is a snapshot row waiting for its marker.
-type snapshotRow struct {
-	ts                *tableSchema
-	row, src          *schema.Struct
-	firstTable        bool
-	firstRow, lastRow bool
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
