@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -64,7 +63,7 @@ func TestMariaDBSnapshotResumesTableByTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reads, state, problems := replayRows(t, recs)
+		state, reads, problems := replayKeyed(t, recs)
 		if i == 1 && reads != rows {
 			t.Errorf("table s1, finished before the crash, has %d snapshot reads, want %d (it was read again)", reads, rows)
 		}
@@ -88,57 +87,29 @@ func TestMariaDBSnapshotResumesTableByTable(t *testing.T) {
 
 // firstTableDone reads the offsets file: is the snapshot in progress with its first table done?
 func firstTableDone(path string, key []byte) bool {
+	progress := storedProgress(path, key)
+	return progress != nil && len(progress.Tables) > 0 && progress.Tables[0].Done
+}
+
+// storedProgress is the snapshot progress of the offset stored under key in the offsets file at path, nil
+// when there is none (yet).
+func storedProgress(path string, key []byte) *snapshot.Progress {
 	store, err := offsets.OpenFile(path)
 	if err != nil {
-		return false
+		return nil
 	}
 	raw, ok := store.Get(key)
 	if !ok {
-		return false
+		return nil
 	}
 	fields, err := offsets.DecodeValue(raw)
 	if err != nil {
-		return false
+		return nil
 	}
 	text, _ := fields.Map()[snapshot.ProgressKey].(string)
 	progress, err := snapshot.DecodeProgress(text)
-	return err == nil && len(progress.Tables) > 0 && progress.Tables[0].Done
-}
-
-// replayRows follows each key's events: it counts snapshot reads, returns the last v per key, and reports
-// updates whose before-image is not the state the key's previous event left.
-func replayRows(t *testing.T, recs []capture.Record) (reads int, state map[int]int, problems []string) {
-	t.Helper()
-	state = map[int]int{}
-	for _, r := range recs {
-		if r.Value == nil {
-			continue
-		}
-		var env struct {
-			Payload struct {
-				Op     string               `json:"op"`
-				Before *struct{ ID, V int } `json:"before"`
-				After  *struct{ ID, V int } `json:"after"`
-				Source struct {
-					File string
-					Pos  int64
-				} `json:"source"`
-			} `json:"payload"`
-		}
-		if err := json.Unmarshal(r.Value, &env); err != nil {
-			t.Fatal(err)
-		}
-		pl := env.Payload
-		switch pl.Op {
-		case "r":
-			reads++
-			state[pl.After.ID] = pl.After.V
-		case "u":
-			if prev, ok := state[pl.After.ID]; ok && prev != pl.Before.V {
-				problems = append(problems, fmt.Sprintf("key %d: update from v=%d at %s:%d, but the key was at v=%d", pl.After.ID, pl.Before.V, pl.Source.File, pl.Source.Pos, prev))
-			}
-			state[pl.After.ID] = pl.After.V
-		}
+	if err != nil {
+		return nil
 	}
-	return reads, state, problems
+	return progress
 }
