@@ -203,7 +203,8 @@ func TestGatedReaderHoldsBatchesWhilePaused(t *testing.T) {
 	}
 }
 
-// An unknown connector key is logged with the closest known key, and otherwise ignored, as Connect does.
+// An unknown connector key is logged with the closest known key, and otherwise ignored, as Connect does; a
+// key the connector reads outside Debezium's ConfigDef is not unknown.
 func TestHerderWarnsAboutUnknownConnectorKeys(t *testing.T) {
 	var logged strings.Builder
 	w := newTestStandalone(t, map[string]string{
@@ -215,6 +216,7 @@ func TestHerderWarnsAboutUnknownConnectorKeys(t *testing.T) {
 	cfg := pgConfig("pg")
 	cfg["tombstone.on.delete"] = "false"
 	cfg["producer.override.linger.ms"] = "5"
+	cfg["read.only"] = "true" // read outside Debezium's ConfigDef, and honoured
 	if _, _, err := w.PutConnectorConfig("pg", cfg, false, "stopped"); err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +226,9 @@ func TestHerderWarnsAboutUnknownConnectorKeys(t *testing.T) {
 	}
 	if strings.Contains(out, "key=producer.override.linger.ms") {
 		t.Fatalf("a producer.override.* key is not unknown:\n%s", out)
+	}
+	if strings.Contains(out, "key=read.only") {
+		t.Fatalf("read.only, which the connector reads outside Debezium's ConfigDef, was called unknown:\n%s", out)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cdcd/cdcd/connect/config"
+	"github.com/cdcd/cdcd/schema/configdef"
 	"github.com/cdcd/cdcd/sink/kafka"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/mysql"
@@ -50,6 +51,10 @@ func newTestStandalone(t testing.TB, props map[string]string, log *slog.Logger) 
 type unchecked struct{ source.Connector }
 
 func (u unchecked) KeyFamilies() []string { return u.Connector.(keyFamilies).KeyFamilies() }
+
+func (u unchecked) AccountedKeys() []configdef.Key {
+	return u.Connector.(accountedKeys).AccountedKeys()
+}
 
 func (u unchecked) NewTask(name string, resolved map[string]string, log *slog.Logger) (source.Task, error) {
 	t, err := u.Connector.NewTask(name, resolved, log)

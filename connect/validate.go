@@ -283,10 +283,19 @@ func (w *Worker) warnUnknownKeys(name string, cfg map[string]string) {
 	}
 }
 
-// keysOf is every key a connector config may set: Connect's own, then its connector class's.
+// accountedKeys is what a connector says of the keys its parse reads beyond its ConfigKeys: Debezium's
+// connectors read some keys outside their ConfigDef (read.only, topic.delimiter…), which a validate response
+// does not show but which are no more unknown than the declared ones.
+type accountedKeys interface{ AccountedKeys() []configdef.Key }
+
+// keysOf is every key a connector config may set: Connect's own, then its connector class's (those it
+// reads outside its ConfigDef included).
 func (w *Worker) keysOf(cfg map[string]string) []configdef.Key {
 	keys := w.connectorKeys()
-	if p := w.plugins.find(cfg["connector.class"]); p != nil {
+	switch p := w.plugins.find(cfg["connector.class"]).(type) {
+	case accountedKeys:
+		keys = append(keys, p.AccountedKeys()...)
+	case source.Connector:
 		keys = append(keys, p.ConfigKeys()...)
 	}
 	return keys

@@ -60,3 +60,7 @@ func (t task) OpenReader(stored map[string]any, env source.Env) (source.Reader, 
 func (t task) CurrentSchemas(ctx context.Context, log *slog.Logger) ([]source.TableSchemas, error) {
 	return CurrentSchemas(ctx, t.cfg, log)
 }
+
+// AccountedKeys are the keys ParseConfig reads: ConfigKeys and those Debezium reads outside its ConfigDef
+// (see Keys), so that the runtime reports none of them as unknown.
+func (Connector) AccountedKeys() []configdef.Key { return Keys().Declared }
