@@ -115,7 +115,37 @@ func (r *Reader) beginSnapshot(conn *client.Conn) (pos Offset, unlock func() err
 		}
 	}
 	pos, err = r.currentPosition(conn)
+	if err != nil || locked {
+		return pos, unlock, err
+	}
+	pos, err = r.positionOfSnapshot(conn, pos)
 	return pos, unlock, err
+}
+
+// positionOfSnapshot corrects the binlog position read after an unlocked snapshot's transaction began
+// (snapshot.locking.mode=none): a transaction that committed in between is not in the snapshot, and
+// streaming from the later position would never deliver it. MariaDB tells the position the consistent
+// snapshot sees (Binlog_snapshot_file and _position) and the GTID position there (BINLOG_GTID_POS), so
+// streaming starts exactly where the snapshot's view ends. MySQL tells neither: there the position stays
+// as read, as Debezium's is, and snapshot.locking.mode=minimal is what makes it exact.
+func (r *Reader) positionOfSnapshot(conn *client.Conn, read Offset) (Offset, error) {
+	at, err := r.snapshotPosition(conn)
+	if err != nil || at == "" || at == fmt.Sprintf("%s:%d", read.File, read.Pos) {
+		return read, err
+	}
+	file, position, _ := strings.Cut(at, ":")
+	filePos, err := strconv.ParseUint(position, 10, 32)
+	if err != nil || file == "" {
+		return read, fmt.Errorf("the snapshot transaction's binlog position %q is unreadable: %w", at, err)
+	}
+	gtids, err := queryString(conn, fmt.Sprintf("SELECT BINLOG_GTID_POS(%s, %d)", sqlString(file), filePos))
+	if err != nil {
+		return read, fmt.Errorf("reading the GTID position at the snapshot's binlog position %s: %w", at, err)
+	}
+	r.log.Info("a transaction committed while the unlocked snapshot began; streaming starts at the snapshot's own position",
+		"read", read.String(), "snapshot_at", at)
+	read.File, read.Pos, read.GTIDs = file, int64(filePos), gtids
+	return read, nil
 }
 
 // joinSnapshot opens n more connections, each in a consistent-snapshot transaction, for reading tables in
