@@ -257,13 +257,11 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 		return nil
 	}
 	signals := st.r.cfg.signalTable(id)
+	covered := false
 	if st.covered != nil && !signals { // the snapshot does not read the signal table: its changes all stream
 		// Tables are read whole in one snapshot (one epoch: ParseOffset refuses more), so the key is never
-		// asked for.
-		drop, _ := st.covered.Covered(id.Database+"."+id.Table, binlogSequence(st.file, st.txStart), nil)
-		if drop {
-			return nil
-		}
+		// asked for. A covered change is dropped but for the deletes coveredChange streams (covered.go).
+		covered, _ = st.covered.Covered(id.Database+"."+id.Table, binlogSequence(st.file, st.txStart), nil)
 	}
 	ts, err := st.r.tableSchema(id)
 	if err != nil {
@@ -288,7 +286,7 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 	default:
 		return nil // partial-JSON updates and others cdcd refuses at the server check
 	}
-	if st.r.cfg.SkippedOps[op] {
+	if st.r.cfg.SkippedOps[op] || covered && op == 'c' {
 		return nil
 	}
 	now := st.r.now()
@@ -308,6 +306,21 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 			}
 			continue
 		}
+		if covered {
+			var after *schema.Struct
+			if op == 'u' {
+				if after, err = ts.rowStruct(e.Rows[i+1], st.r.cfg.Modes.FromBinlog); err != nil {
+					if err := st.unprocessable(pos, id, rowIndex, err); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			if err := st.coveredChange(ts, e.Rows[i], first, after, src, now); err != nil {
+				return st.errorf(pos, "%w", err)
+			}
+			continue
+		}
 		if signals {
 			if err := st.sourceSignal(op, first, blk); err != nil {
 				return err
@@ -319,11 +332,7 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 		case 'c':
 			st.emit(ts.event(ts.keyOf(first), ts.envelopeValue(schema.OpCreate, nil, first, src, now)))
 		case 'd':
-			key := ts.keyOf(first)
-			st.emit(ts.event(key, ts.envelopeValue(schema.OpDelete, first, nil, src, now)))
-			if st.r.cfg.TombstonesOnDelete {
-				st.emit(ts.event(key, nil))
-			}
+			st.emitDelete(ts, ts.keyOf(first), first, src, now)
 		case 'u':
 			after, err := ts.rowStruct(e.Rows[i+1], st.r.cfg.Modes.FromBinlog)
 			if err != nil {
