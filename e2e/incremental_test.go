@@ -502,49 +502,17 @@ func TestIncrementalSnapshotHandoverWithDebezium(t *testing.T) {
 
 	// snapshotRows lists, in topic order, the ids of the snapshot rows written by writer ("cdcd" or
 	// "Debezium", told apart by source.version).
-	snapshotRows := func() (byWriter map[string][]int) {
+	snapshotRows := func() map[string][]int {
 		t.Helper()
 		recs, err := broker.Read(ctx, capture.Selection{Topics: []string{topic}})
 		if err != nil && !errors.Is(err, capture.ErrNoTopic) {
 			t.Fatal(err)
 		}
-		byWriter = map[string][]int{}
-		for _, rec := range recs {
-			var ev struct {
-				Payload struct {
-					Op    string `json:"op"`
-					After struct {
-						ID int `json:"id"`
-					} `json:"after"`
-					Source struct {
-						Version  string `json:"version"`
-						Snapshot string `json:"snapshot"`
-					} `json:"source"`
-				} `json:"payload"`
-			}
-			if json.Unmarshal(rec.Value, &ev) != nil || ev.Payload.Op != "r" || ev.Payload.Source.Snapshot != "incremental" {
-				continue
-			}
-			writer := "cdcd"
-			if strings.HasSuffix(ev.Payload.Source.Version, ".Final") {
-				writer = "Debezium"
-			}
-			byWriter[writer] = append(byWriter[writer], ev.Payload.After.ID)
-		}
-		return byWriter
+		return incrementalRowsByWriter(recs)
 	}
 	waitRows := func(what string, done func(map[string][]int) bool, exited func() bool) map[string][]int {
 		t.Helper()
-		for deadline := time.Now().Add(3 * time.Minute); ; {
-			got := snapshotRows()
-			if done(got) {
-				return got
-			}
-			if time.Now().After(deadline) || exited() {
-				t.Fatalf("%s: snapshot rows %d by Debezium, %d by cdcd", what, len(got["Debezium"]), len(got["cdcd"]))
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		return waitIncrementalRows(t, what, snapshotRows, done, exited)
 	}
 	incrementalKey := func() string {
 		t.Helper()
@@ -767,4 +735,48 @@ func TestBlockingSnapshotStreamsWhatCommitsBeforeIt(t *testing.T) {
 	}
 	waitLog(t, p, `msg="snapshot finished" connector=inc kind=BLOCKING`)
 	waitTableMatches(t, ctx, broker, topic, tableRows(t, ctx, pgSession{db}, "public.blk"), p)
+}
+
+// incrementalRowsByWriter lists, in topic order, the ids of the incremental snapshot rows in recs by writer
+// ("cdcd" or "Debezium", told apart by source.version), for the hand-overs between the two.
+func incrementalRowsByWriter(recs []capture.Record) map[string][]int {
+	byWriter := map[string][]int{}
+	for _, rec := range recs {
+		var ev struct {
+			Payload struct {
+				Op    string `json:"op"`
+				After struct {
+					ID int `json:"id"`
+				} `json:"after"`
+				Source struct {
+					Version  string `json:"version"`
+					Snapshot string `json:"snapshot"`
+				} `json:"source"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(rec.Value, &ev) != nil || ev.Payload.Op != "r" || ev.Payload.Source.Snapshot != "incremental" {
+			continue
+		}
+		writer := "cdcd"
+		if strings.HasSuffix(ev.Payload.Source.Version, ".Final") {
+			writer = "Debezium"
+		}
+		byWriter[writer] = append(byWriter[writer], ev.Payload.After.ID)
+	}
+	return byWriter
+}
+
+// waitIncrementalRows reads the rows by writer until done says they are all there, failing the test after
+// 3 minutes or once the writer running exited.
+func waitIncrementalRows(t *testing.T, what string, read func() map[string][]int, done func(map[string][]int) bool, exited func() bool) map[string][]int {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		got := read()
+		if done(got) {
+			return got
+		}
+		if time.Now().After(deadline) || exited() {
+			t.Fatalf("%s: snapshot rows %d by Debezium, %d by cdcd", what, len(got["Debezium"]), len(got["cdcd"]))
+		}
+	}
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,46 +42,10 @@ func TestMariaDBIncrementalSnapshotHandoverWithDebezium(t *testing.T) {
 	files := writeStandalone(t, dir, worker, conn)
 	topic := b.prefix + "." + b.dsn.DB + ".shared"
 
-	// snapshotRows lists, in topic order, the ids of the incremental snapshot rows by writer ("cdcd" or
-	// "Debezium", told apart by source.version).
-	snapshotRows := func() map[string][]int {
-		t.Helper()
-		byWriter := map[string][]int{}
-		for _, rec := range b.readAll(topic) {
-			var ev struct {
-				Payload struct {
-					Op    string `json:"op"`
-					After struct {
-						ID int `json:"id"`
-					} `json:"after"`
-					Source struct {
-						Version  string `json:"version"`
-						Snapshot string `json:"snapshot"`
-					} `json:"source"`
-				} `json:"payload"`
-			}
-			if json.Unmarshal(rec.Value, &ev) != nil || ev.Payload.Op != "r" || ev.Payload.Source.Snapshot != "incremental" {
-				continue
-			}
-			writer := "cdcd"
-			if strings.HasSuffix(ev.Payload.Source.Version, ".Final") {
-				writer = "Debezium"
-			}
-			byWriter[writer] = append(byWriter[writer], ev.Payload.After.ID)
-		}
-		return byWriter
-	}
+	snapshotRows := func() map[string][]int { return incrementalRowsByWriter(b.readAll(topic)) }
 	waitRows := func(what string, done func(map[string][]int) bool, exited func() bool) map[string][]int {
 		t.Helper()
-		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-			got := snapshotRows()
-			if done(got) {
-				return got
-			}
-			if time.Now().After(deadline) || exited() {
-				t.Fatalf("%s: snapshot rows %d by Debezium, %d by cdcd", what, len(got["Debezium"]), len(got["cdcd"]))
-			}
-		}
+		return waitIncrementalRows(t, what, snapshotRows, done, exited)
 	}
 	incrementalKey := func() {
 		t.Helper()
