@@ -937,6 +937,23 @@ start_parallel() {
 	((${#failed[@]} == 0)) || die "failed to start: ${failed[*]}"
 }
 
+# TEST_BED_PORTS are the ports the test bed's servers listen on (this script's, e2e/pgversions.sh's
+# 554MAJOR, 556MAJOR and 557MAJOR, e2e/registry.sh's and e2e/debezium/connect.sh's). They lie inside the
+# kernel's ephemeral range, so a busy test run's outgoing connections could hold one as their local port
+# when a server starts on demand (a standby pair, a restarted broker) and its bind fails "Address already in
+# use"; reserve_ports takes them out of that range.
+TEST_BED_PORTS=53300-53310,55400-55799,58000-58500,59090-59099
+
+# reserve_ports adds TEST_BED_PORTS to net.ipv4.ip_local_reserved_ports (kept as they are where the kernel
+# does not let this machine change it: a warning, not a failure).
+reserve_ports() {
+	local file=/proc/sys/net/ipv4/ip_local_reserved_ports current
+	current=$(cat "$file" 2>/dev/null) || return 0
+	[[ ,$current, == *",${TEST_BED_PORTS%%,*},"* ]] && return 0
+	echo "${current:+$current,}$TEST_BED_PORTS" >"$file" 2>/dev/null ||
+		log "warning: could not reserve the test bed's ports ($TEST_BED_PORTS) from the ephemeral range; a server started on demand may find its port taken"
+}
+
 main() {
 	(($# == 2)) || usage
 	local action=$1 target=${2//-/_} services svc rc=0
@@ -949,6 +966,7 @@ main() {
 	case $action in
 	start)
 		[[ $EUID -eq 0 ]] || die "run as root: services are set up with apt-get and started with runuser"
+		reserve_ports
 		if ((${#services[@]} > 1)); then start_parallel "${services[@]}"; else "${services[0]}_start"; fi
 		;;
 	install | stop | crash)
