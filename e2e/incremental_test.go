@@ -551,7 +551,6 @@ func TestIncrementalSnapshotHandoverWithDebezium(t *testing.T) {
 	}
 	p.stop()
 	incrementalKey()
-	cdcdMax := slices.Max(got["cdcd"])
 
 	// 3. Debezium resumes from cdcd's offset and completes the snapshot.
 	debezium = startConnectWorker(t, java, lib, files.worker, files.connectors[0], filepath.Join(dir, "connect-2.log"))
@@ -561,23 +560,7 @@ func TestIncrementalSnapshotHandoverWithDebezium(t *testing.T) {
 		return len(ids) > 0 && slices.Max(ids) == rows
 	}, debezium.exited)
 	debezium.stop()
-	second := final["Debezium"][len(first["Debezium"]):]
-	if len(second) == 0 || second[0] <= debeziumMax || second[0] > cdcdMax+1 {
-		t.Fatalf("Debezium resumed cdcd's snapshot at key %v; it had read up to %d itself, cdcd up to %d", second[:min(1, len(second))], debeziumMax, cdcdMax)
-	}
-	seen := map[int]bool{}
-	for _, ids := range final {
-		for _, id := range ids {
-			seen[id] = true
-		}
-	}
-	for id := 1; id <= rows; id++ {
-		if !seen[id] {
-			t.Fatalf("row %d was never read by the snapshot", id)
-		}
-	}
-	t.Logf("Debezium read %d rows (up to key %d), cdcd resumed at key %d and read %d (up to %d), Debezium resumed at key %d",
-		len(first["Debezium"]), debeziumMax, got["cdcd"][0], len(got["cdcd"]), cdcdMax, second[0])
+	checkHandoverRows(t, rows, first, got, final)
 }
 
 // TestBlockingSnapshot asks for a blocking snapshot through the REST API while rows change all along:
@@ -779,4 +762,30 @@ func waitIncrementalRows(t *testing.T, what string, read func() map[string][]int
 			t.Fatalf("%s: snapshot rows %d by Debezium, %d by cdcd", what, len(got["Debezium"]), len(got["cdcd"]))
 		}
 	}
+}
+
+// checkHandoverRows checks the rows of a Debezium → cdcd → Debezium hand-over of one incremental snapshot
+// (by writer, as incrementalRowsByWriter lists them): first after Debezium's first leg, got after cdcd's,
+// final at the end. Debezium's second leg resumed past what it had read itself and no later than the key
+// after cdcd's last, and every one of the rows was read by someone.
+func checkHandoverRows(t *testing.T, rows int, first, got, final map[string][]int) {
+	t.Helper()
+	debeziumMax, cdcdMax := slices.Max(first["Debezium"]), slices.Max(got["cdcd"])
+	second := final["Debezium"][len(first["Debezium"]):]
+	if len(second) == 0 || second[0] <= debeziumMax || second[0] > cdcdMax+1 {
+		t.Fatalf("Debezium resumed cdcd's snapshot at key %v; it had read up to %d itself, cdcd up to %d", second[:min(1, len(second))], debeziumMax, cdcdMax)
+	}
+	seen := map[int]bool{}
+	for _, ids := range final {
+		for _, id := range ids {
+			seen[id] = true
+		}
+	}
+	for id := 1; id <= rows; id++ {
+		if !seen[id] {
+			t.Fatalf("row %d was never read by the snapshot", id)
+		}
+	}
+	t.Logf("Debezium read %d rows (up to key %d), cdcd resumed at key %d and read %d (up to %d), Debezium resumed at key %d",
+		len(first["Debezium"]), debeziumMax, got["cdcd"][0], len(got["cdcd"]), cdcdMax, second[0])
 }
