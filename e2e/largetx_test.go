@@ -15,7 +15,7 @@ import (
 
 // largeTxHWMBudgetKB bounds cdcd's peak RSS while it streams one transaction far larger than memory: the
 // reader splits it into batches and the pipeline holds a bounded number of them.
-const largeTxHWMBudgetKB = 300 << 10
+const largeTxHWMBudgetKB = 128 << 10
 
 // TestLargeTransaction streams one transaction of about 1 GB (CDCD_LARGETX_ROWS rows of 1 KiB, default
 // 1,000,000) while logical_decoding_work_mem is 64kB, so PostgreSQL spills it to disk and sends it only at

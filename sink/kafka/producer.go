@@ -146,9 +146,9 @@ type partitionState struct {
 // batch is the unit of sending, retrying and resolving: records of one partition, in order.
 type batch struct {
 	tp      topicPartition
-	recs    []sink.Record
-	tokens  []*sendToken // of each record
-	size    int64        // estimated encoded size
+	recs    []sink.Record // until the batch is encoded
+	tokens  []*sendToken  // of each record
+	size    int64         // estimated encoded size
 	created time.Time
 
 	// Set by the loop when the batch is first sent.
@@ -779,13 +779,17 @@ func (p *producer) prepare(ps *partitionState, b *batch) error {
 			return err
 		}
 		b.encoded = enc
+		// The encoded batch is what retries resend: the records' own bytes can go now, which halves
+		// what a batch in flight keeps (tokens stays, one per record, for the count and the callbacks).
+		clear(b.recs)
+		b.recs = nil
 	}
 	if !p.settings.idempotent {
 		return nil
 	}
 	if b.seq < 0 || b.stamped != p.identity {
 		b.seq = ps.nextSeq
-		ps.nextSeq = nextSequence(ps.nextSeq, len(b.recs))
+		ps.nextSeq = nextSequence(ps.nextSeq, len(b.tokens))
 		b.stamped = p.identity
 		stampBatch(b.encoded, p.identity.id, p.identity.epoch, b.seq)
 	}

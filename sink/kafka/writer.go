@@ -70,8 +70,11 @@ type Config struct {
 }
 
 // DefaultMaxInFlightBytes is the in-flight bound when neither Config.MaxInFlightBytes nor
-// buffer.memory is set.
-const DefaultMaxInFlightBytes = 64 << 20
+// buffer.memory is set. It is a quarter of Java's buffer.memory default: five requests of up to
+// max.request.size in flight plus the batch being filled is what keeps a partition busy, and in a backlog
+// drain 8, 16, 32 and 64 MiB gave the same throughput within noise while each doubling added 20-40 MB
+// to the peak RSS (the bound's bytes are live heap, which the garbage collector lets grow to twice).
+const DefaultMaxInFlightBytes = 8 << 20
 
 // Writer produces records to Kafka. Its methods are safe for concurrent use.
 type Writer struct {
@@ -342,7 +345,7 @@ func (w *Writer) Close(ctx context.Context) error {
 // complete is the producer's resolution of one batch, called from its loop in queue order per partition.
 func (w *Writer) complete(b *batch, err error) {
 	if err != nil {
-		derr := &DeliveryError{Topic: b.tp.topic, Partition: int(b.tp.partition), Records: len(b.recs), Err: err}
+		derr := &DeliveryError{Topic: b.tp.topic, Partition: int(b.tp.partition), Records: len(b.tokens), Err: err}
 		if w.failed.CompareAndSwap(nil, new(error(derr))) {
 			w.log.Error("kafka rejected a batch for good; records after the last durable position must be re-sent",
 				"topic", derr.Topic, "partition", derr.Partition, "records", derr.Records, "error", err)
