@@ -86,9 +86,12 @@ func (b *broker) deleteTopics(ctx context.Context, prefix string) error {
 	return errors.Join(errs...)
 }
 
-// endOffset is the offset the next record of the topic's only partition will get.
+// endOffset is the end of what a read_committed consumer may read of the topic's only partition: the
+// offset the next record will get, or, while a transaction is open, its first offset (the last stable
+// offset).
 func (b *broker) endOffset(ctx context.Context, topic string) (int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
+	req.IsolationLevel = 1 // read_committed
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
@@ -112,19 +115,31 @@ func (b *broker) endOffset(ctx context.Context, topic string) (int64, error) {
 
 // waitForRecords polls until the topic holds at least want records, or fails after timeout. A topic
 // the broker does not know yet (one a connector's first record will create, or one just created that
-// the broker's metadata does not show yet) holds none. alive, when not nil, is asked about once a
+// the broker's metadata does not show yet) holds none. A transactional topic's records are counted
+// (its markers are not records), committed ones only. alive, when not nil, is asked about once a
 // second whether the records can still come (a connector whose task failed will send none); its error
 // ends the wait.
-func (b *broker) waitForRecords(ctx context.Context, topic string, want int64, timeout time.Duration, alive func(context.Context) error) error {
+func (b *broker) waitForRecords(ctx context.Context, topic string, want int64, timeout time.Duration, alive func(context.Context) error, transactional bool) error {
 	deadline := time.Now().Add(timeout)
 	nextCheck := time.Now().Add(time.Second)
 	var have int64
+	var counted, countedTo int64 // transactional: the records in [0, countedTo)
 	for {
 		end, err := b.endOffset(ctx, topic)
 		if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
 			return err
 		}
 		have = end
+		// Markers take offsets too, so offsets can only say when to start counting: from then on the
+		// records are read (after the drain is as good as done, so the reading does not slow it).
+		if transactional && end >= want {
+			n, err := b.countRecords(ctx, topic, countedTo, end)
+			if err != nil {
+				return err
+			}
+			counted, countedTo = counted+n, end
+			have = counted
+		}
 		if have >= want {
 			return nil
 		}
@@ -145,14 +160,23 @@ func (b *broker) waitForRecords(ctx context.Context, topic string, want int64, t
 	}
 }
 
-// readRange calls fn for each record of the topic from offset from up to (not including) end.
+// countRecords counts the committed records of the topic in [from, end).
+func (b *broker) countRecords(ctx context.Context, topic string, from, end int64) (int64, error) {
+	var n int64
+	err := b.readRange(ctx, topic, from, end, func(*kgo.Record) error { n++; return nil })
+	return n, err
+}
+
+// readRange calls fn for each committed record of the topic from offset from up to (not including) end
+// (an end offset endOffset gave). Transaction markers are passed over; they are kept in the fetches
+// only so that an end just past a marker is seen to be reached.
 func (b *broker) readRange(ctx context.Context, topic string, from, end int64, fn func(*kgo.Record) error) error {
 	if from >= end {
 		return nil
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.seeds...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(from)}}),
-		kgo.FetchMaxBytes(64<<20))
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(), kgo.FetchMaxBytes(64<<20))
 	if err != nil {
 		return fmt.Errorf("kafka consumer: %w", err)
 	}
@@ -172,7 +196,9 @@ func (b *broker) readRange(ctx context.Context, topic string, from, end int64, f
 				return
 			}
 			next = r.Offset + 1
-			fnErr = fn(r)
+			if !r.Attrs.IsControl() {
+				fnErr = fn(r)
+			}
 		})
 		if fnErr != nil {
 			return fnErr

@@ -74,7 +74,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.mariadb.CaptureUser, "mariadb-user", "cdcd", "MariaDB user both systems and the ceiling read the binlog as")
 	fs.StringVar(&o.mariadb.CapturePassword, "mariadb-password", "cdcd", "its password")
 	databases := fs.String("databases", "postgres,mariadb", "databases to run, one after the other: postgres, mariadb or both")
-	fs.StringVar(&o.systems, "systems", "cdcd,debezium", "systems to run: cdcd,debezium, or cdcd alone (quick, for profiling)")
+	fs.StringVar(&o.systems, "systems", "cdcd,cdcd-eos,debezium", "systems to run, comma separated: cdcd (at-least-once), cdcd-eos (exactly-once), debezium")
 	fs.BoolVar(&o.profile, "profile", false, "run cdcd with CDCD_CPUPROFILE and CDCD_MEMPROFILE set (profiles land in -out)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest one drain or latency run may take")
 	if err := fs.Parse(args); err != nil {
@@ -82,6 +82,11 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.rounds < 1 || o.rows < 1 || o.txSize < 1 || o.rate < 0 {
 		return o, errors.New("-rounds, -rows and -tx-rows must be positive, -rate not negative")
+	}
+	for _, s := range strings.Split(o.systems, ",") {
+		if s = strings.TrimSpace(s); s != "cdcd" && s != "cdcd-eos" && s != "debezium" {
+			return o, fmt.Errorf("-systems: unknown system %q (cdcd, cdcd-eos or debezium)", s)
+		}
 	}
 	for _, d := range strings.Split(*databases, ",") {
 		if d = strings.TrimSpace(d); d != "postgres" && d != "mariadb" {
@@ -173,21 +178,27 @@ func runDatabase(ctx context.Context, o options, kind string, kafka *broker, top
 	res.Load[0] = loadAverage()
 	b := &bench{db: db, kafka: kafka, topicPrefix: topicPrefix, txSize: o.txSize, timeout: o.timeout, log: log}
 
-	var cdcdEnv []string
-	if o.profile {
-		cdcdEnv = []string{"CDCD_CPUPROFILE=" + out.path("cdcd.cpu.pprof"), "CDCD_MEMPROFILE=" + out.path("cdcd.mem.pprof")}
+	var systems []*system
+	for _, mode := range []cdcdMode{{name: "cdcd"}, {name: "cdcd-eos", exactlyOnce: true, group: topicPrefix + "-eos"}} {
+		if !o.runs(mode.name) {
+			continue
+		}
+		var env []string
+		if o.profile {
+			env = []string{"CDCD_CPUPROFILE=" + out.path(mode.name+".cpu.pprof"), "CDCD_MEMPROFILE=" + out.path(mode.name+".mem.pprof")}
+		}
+		sys, startErr := startCdcd(ctx, o.cdcdBin, out, kafka.seeds, env, mode)
+		if startErr != nil {
+			return startErr
+		}
+		defer func() { err = errors.Join(err, sys.stop()) }()
+		systems = append(systems, sys)
 	}
-	cdcd, err := startCdcd(ctx, o.cdcdBin, out, kafka.seeds, cdcdEnv)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, cdcd.stop()) }()
-	systems := []*system{cdcd}
-	if strings.Contains(o.systems, "debezium") {
+	if o.runs("debezium") {
 		log.Info("starting the reference Kafka Connect worker", "database", kind, "debezium", res.Versions["debezium"])
-		debezium, err := startDebezium(ctx, connect, out, kafka.seeds, db)
-		if err != nil {
-			return err
+		debezium, startErr := startDebezium(ctx, connect, out, kafka.seeds, db)
+		if startErr != nil {
+			return startErr
 		}
 		defer func() { err = errors.Join(err, debezium.stop()) }()
 		systems = append(systems, debezium)
@@ -210,7 +221,8 @@ func runDatabase(ctx context.Context, o options, kind string, kafka *broker, top
 		}
 		for _, wl := range []workload{insertWorkload, mixWorkload} {
 			for _, sys := range order {
-				d, err := b.drain(ctx, sys, wl, round, o.rows, sys == cdcd)
+				// The ceilings are read beside the at-least-once drain, the comparison they stand for.
+				d, err := b.drain(ctx, sys, wl, round, o.rows, sys.name == "cdcd")
 				if err != nil {
 					return fmt.Errorf("round %d %s drain on %s: %w", round, wl.Name, sys.name, err)
 				}
@@ -248,7 +260,8 @@ func runDatabase(ctx context.Context, o options, kind string, kafka *broker, top
 	}
 	fmt.Printf("\nraw results: %s\n", path)
 	if o.profile {
-		fmt.Printf("cdcd profiles (written when cdcd stops): go tool pprof -top %s %s\n", o.cdcdBin, out.path("cdcd.cpu.pprof"))
+		fmt.Printf("cdcd profiles (written when cdcd stops): go tool pprof -top %s %s; the heap at its peak: %s\n",
+			o.cdcdBin, out.path("cdcd.cpu.pprof"), out.path("cdcd.mem.pprof.peak"))
 	}
 	return nil
 }
@@ -277,6 +290,16 @@ func cdcdVersion(bin string) string {
 		return "unknown"
 	}
 	return strings.TrimSpace(strings.TrimPrefix(out, "cdcd "))
+}
+
+// runs says whether -systems names the system.
+func (o options) runs(system string) bool {
+	for _, s := range strings.Split(o.systems, ",") {
+		if strings.TrimSpace(s) == system {
+			return true
+		}
+	}
+	return false
 }
 
 func envOr(key, def string) string {

@@ -128,7 +128,7 @@ func (db *mariaDB) connectorConfig(c *capture, tuning map[string]string) map[str
 // waitStreaming waits for the first schema change record: the snapshot (of the structure only) writes it
 // after it has read the binlog position streaming starts from, so later commits are streamed.
 func (db *mariaDB) waitStreaming(ctx context.Context, c *capture) error {
-	return db.kafka.waitForRecords(ctx, c.prefix, 1, 2*time.Minute, c.sys.tasksAlive(c.name))
+	return db.kafka.waitForRecords(ctx, c.prefix, 1, 2*time.Minute, c.sys.tasksAlive(c.name), c.sys.exactlyOnce)
 }
 
 // waitReleased has nothing to wait for: a binlog reader holds no server state that outlives it (unlike

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -72,6 +73,7 @@ type capture struct {
 }
 
 func (b *bench) newCapture(sys *system, id string) *capture {
+	id = strings.ReplaceAll(id, "-", "_") // a table, slot and publication name: "cdcd-eos" is not an identifier
 	prefix := b.topicPrefix + "." + id
 	table := "t_" + id
 	return &capture{
@@ -107,7 +109,7 @@ func (b *bench) start(ctx context.Context, c *capture, populate int) error {
 	if _, err := c.writer.commit(ctx, insertWorkload, 1); err != nil {
 		return err
 	}
-	return b.kafka.waitForRecords(ctx, c.topic, 1, 2*time.Minute, c.sys.tasksAlive(c.name))
+	return b.kafka.waitForRecords(ctx, c.topic, 1, 2*time.Minute, c.sys.tasksAlive(c.name), c.sys.exactlyOnce)
 }
 
 // pause stops the connector (it records its offset) and waits until it has let go of the database.
@@ -217,7 +219,7 @@ func (b *bench) drain(ctx context.Context, sys *system, wl workload, round, rows
 	if err := sys.resumeConnector(ctx, c.name); err != nil {
 		return res, err
 	}
-	if err := b.kafka.waitForRecords(ctx, c.topic, want, b.timeout, c.sys.tasksAlive(c.name)); err != nil {
+	if err := b.kafka.waitForRecords(ctx, c.topic, want, b.timeout, c.sys.tasksAlive(c.name), c.sys.exactlyOnce); err != nil {
 		return res, err
 	}
 	res.WallSeconds = time.Since(started).Seconds()
@@ -278,7 +280,7 @@ func (b *bench) latency(ctx context.Context, sys *system, round, rate int, d tim
 	if err != nil {
 		return res, err
 	}
-	if err := b.kafka.waitForRecords(ctx, c.topic, int64(1+len(changes)), b.timeout, c.sys.tasksAlive(c.name)); err != nil {
+	if err := b.kafka.waitForRecords(ctx, c.topic, int64(1+len(changes)), b.timeout, c.sys.tasksAlive(c.name), c.sys.exactlyOnce); err != nil {
 		return res, err
 	}
 	seen, commitMs, appendMs, _, err := b.readBack(ctx, c)

@@ -40,8 +40,11 @@ func openPostgres(ctx context.Context, server pgServer, name, recvlogical string
 	if err := db.admin(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return nil, err
 	}
+	// The writer's commits are durable (the test server's default is synchronous_commit=off): then a commit
+	// wakes the walsenders at once, where an asynchronous one waits for the WAL writer (wal_writer_delay,
+	// 200 ms), which would hide each system's own latency behind the server's.
 	var err error
-	if db.conn, err = pgx.Connect(ctx, server.dsn(name)); err != nil {
+	if db.conn, err = pgx.Connect(ctx, server.dsn(name)+"&synchronous_commit=on"); err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", name, err)
 	}
 	return db, nil

@@ -20,21 +20,43 @@ type summaryRow struct {
 	// KafkaCeiling is what a plain producer achieves with the same records, broker and guarantees.
 	KafkaCeiling   *spread `json:"kafka_ceiling,omitempty"`
 	OfKafkaCeiling *spread `json:"cdcd_of_kafka_ceiling,omitempty"`
+	// EOSOfALO, on an exactly-once row, is cdcd exactly-once against cdcd at-least-once (> 1: better).
+	EOSOfALO *spread `json:"exactly_once_of_at_least_once,omitempty"`
 	// Text replaces the numbers for counts that must be exactly zero.
 	CdcdText     string `json:"cdcd_text,omitempty"`
 	DebeziumText string `json:"debezium_text,omitempty"`
 }
 
-// perRound collects one number per round for each system, in round order.
-type perRound struct{ cdcd, debezium []float64 }
+// perRound collects one number per round for each system, in round order: the cdcd column is cdcd
+// at-least-once, the Debezium column Debezium, and eos cdcd exactly-once.
+type perRound struct{ cdcd, debezium, eos []float64 }
 
 func (p *perRound) add(system string, v float64) {
-	if system == "cdcd" {
+	switch system {
+	case "cdcd":
 		p.cdcd = append(p.cdcd, v)
-	} else {
+	case "cdcd-eos":
+		p.eos = append(p.eos, v)
+	default:
 		p.debezium = append(p.debezium, v)
 	}
 }
+
+// eosRows are the exactly-once rows below an at-least-once metric: cdcd-eos's value, and its ratio to
+// cdcd at-least-once, round by round (> 1: exactly-once is better). None when cdcd-eos did not run.
+func (p perRound) eosRows(metric string, higherIsBetter bool) []summaryRow {
+	if len(p.eos) == 0 {
+		return nil
+	}
+	ratio := ratios(p.eos, p.cdcd)
+	if !higherIsBetter {
+		ratio = ratios(p.cdcd, p.eos)
+	}
+	return []summaryRow{{Metric: metric + ", exactly-once", Cdcd: spreadOf(p.eos),
+		EOSOfALO: ptr(spreadOf(ratio))}}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // row builds a summary row; higherIsBetter says which way the ratio divides.
 func (p perRound) row(metric string, higherIsBetter bool) summaryRow {
@@ -49,13 +71,10 @@ func (p perRound) row(metric string, higherIsBetter bool) summaryRow {
 
 func summarize(drains []drainResult, latency []latencyResult, rate int) []summaryRow {
 	var rows []summaryRow
-	var bad [2]correctness // cdcd, debezium: summed over every run
-	var runs [2]int
+	var bad [3]correctness // cdcd, debezium, cdcd-eos: summed over every run
+	var runs [3]int
 	count := func(system string, c correctness) {
-		i := 0
-		if system != "cdcd" {
-			i = 1
-		}
+		i := map[string]int{"cdcd": 0, "debezium": 1, "cdcd-eos": 2}[system]
 		runs[i]++
 		bad[i].Lost += c.Lost
 		bad[i].OrderViolations += c.OrderViolations
@@ -95,9 +114,12 @@ func summarize(drains []drainResult, latency []latencyResult, rate int) []summar
 			c, of := spreadOf(kafkaCeiling), spreadOf(ofKafkaCeiling)
 			r.KafkaCeiling, r.OfKafkaCeiling = &c, &of
 		}
-		rows = append(rows, r,
-			cpu.row(label+" drain, CPU s per M events", false),
-			rss.row(label+" drain, peak RSS MB", false))
+		rows = append(rows, r)
+		rows = append(rows, rate.eosRows(label+" drain, events/s", true)...)
+		rows = append(rows, cpu.row(label+" drain, CPU s per M events", false))
+		rows = append(rows, cpu.eosRows(label+" drain, CPU s per M events", false)...)
+		rows = append(rows, rss.row(label+" drain, peak RSS MB", false))
+		rows = append(rows, rss.eosRows(label+" drain, peak RSS MB", false)...)
 	}
 	var p50, p99, worst perRound
 	for _, l := range latency {
@@ -108,12 +130,21 @@ func summarize(drains []drainResult, latency []latencyResult, rate int) []summar
 	}
 	if len(latency) > 0 {
 		at := fmt.Sprintf(" @ %d rows/s", rate)
-		rows = append(rows, p50.row("commit→append p50 ms"+at, false), p99.row("commit→append p99 ms"+at, false),
-			worst.row("commit→append max ms"+at, false))
+		for _, m := range []struct {
+			name string
+			p    perRound
+		}{{"p50", p50}, {"p99", p99}, {"max", worst}} {
+			metric := "commit→append " + m.name + " ms" + at
+			rows = append(rows, m.p.row(metric, false))
+			rows = append(rows, m.p.eosRows(metric, false)...)
+		}
 	}
 	rows = append(rows, summaryRow{
 		Metric: "rows lost / order violations / dups", CdcdText: correctnessText(bad[0], runs[0]), DebeziumText: correctnessText(bad[1], runs[1]),
 	})
+	if runs[2] > 0 {
+		rows = append(rows, summaryRow{Metric: "rows lost / order violations / dups, exactly-once", CdcdText: correctnessText(bad[2], runs[2]), DebeziumText: "n/a"})
+	}
 	return rows
 }
 
@@ -149,7 +180,8 @@ func renderTable(h tableHeading, rows []summaryRow, m machineInfo, seconds float
 	fmt.Fprintf(&b, "\ncdcd vs Debezium %s (Kafka Connect 4.4) on %s — %d CPUs, %d MB, %s; run took %.0f s\n",
 		h.Debezium, h.Database, m.NProc, m.MemTotalMB, m.CPUModel, seconds)
 	fmt.Fprintf(&b, "load average (1/5/15 min) %s at the start, %s at the end\n", h.Load[0], h.Load[1])
-	fmt.Fprintln(&b, "medians over rounds (min–max); ratio > 1 means cdcd is better (faster, or cheaper)")
+	fmt.Fprintln(&b, "medians over rounds (min–max); ratio > 1 means cdcd is better (faster, or cheaper); on an exactly-once row")
+	fmt.Fprintln(&b, "(a distributed worker, exactly.once.source.support=enabled, transaction.boundary=poll) it compares cdcd's two modes")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "workload / metric\tcdcd\tDebezium\tratio\t%s\tcdcd/ceiling\tKafka producer\tcdcd/Kafka\n", h.Ceiling)
 	for _, r := range rows {
@@ -157,6 +189,9 @@ func renderTable(h tableHeading, rows []summaryRow, m machineInfo, seconds float
 		kafka, ofKafka := "", ""
 		if r.CdcdText != "" || r.DebeziumText != "" {
 			cdcd, dbz, ratio = r.CdcdText, r.DebeziumText, ""
+		}
+		if r.EOSOfALO != nil {
+			dbz, ratio = "", formatRatio(*r.EOSOfALO)+" of at-least-once"
 		}
 		if r.Ceiling != nil && r.OfCeiling != nil {
 			ceiling = formatValue(*r.Ceiling)

@@ -58,3 +58,41 @@ func TestSummarizeRatiosAreRoundByRoundAndCdcdBetterAboveOne(t *testing.T) {
 		}
 	}
 }
+
+// cdcd exactly-once gets rows of its own below each metric, compared with cdcd at-least-once round by
+// round; the cdcd and Debezium columns are unchanged by it.
+func TestSummarizeExactlyOnceRows(t *testing.T) {
+	drains := []drainResult{
+		{Round: 1, Workload: "insert", System: "cdcd", EventsPerSec: 40000, CPUPerMillion: 10, PeakRSSMB: 80},
+		{Round: 1, Workload: "insert", System: "cdcd-eos", EventsPerSec: 36000, CPUPerMillion: 12, PeakRSSMB: 90},
+		{Round: 1, Workload: "insert", System: "debezium", EventsPerSec: 4000, CPUPerMillion: 80, PeakRSSMB: 900},
+		{Round: 2, Workload: "insert", System: "cdcd-eos", EventsPerSec: 30000, CPUPerMillion: 12, PeakRSSMB: 90, Correctness: correctness{Duplicates: 1}},
+		{Round: 2, Workload: "insert", System: "cdcd", EventsPerSec: 40000, CPUPerMillion: 10, PeakRSSMB: 80},
+		{Round: 2, Workload: "insert", System: "debezium", EventsPerSec: 4000, CPUPerMillion: 80, PeakRSSMB: 900},
+	}
+	latency := []latencyResult{{Round: 1, System: "cdcd", P99Ms: 10}, {Round: 1, System: "cdcd-eos", P99Ms: 20}, {Round: 1, System: "debezium", P99Ms: 100}}
+	byMetric := map[string]summaryRow{}
+	for _, r := range summarize(drains, latency, 2000) {
+		byMetric[r.Metric] = r
+	}
+	if r := byMetric["insert 1 KB rows drain, events/s"]; r.Cdcd.Median != 40000 || r.Ratio.Median != 10 {
+		t.Errorf("at-least-once row %+v: exactly-once runs leaked into it", r)
+	}
+	eos := byMetric["insert 1 KB rows drain, events/s, exactly-once"]
+	if eos.Cdcd.Median != 33000 || eos.EOSOfALO == nil || eos.EOSOfALO.Median != 0.825 || eos.EOSOfALO.Min != 0.75 || eos.Debezium.N != 0 {
+		t.Errorf("exactly-once row %+v (of at-least-once %+v), want 33,000 and 0.825 over 0.75..0.9", eos, eos.EOSOfALO)
+	}
+	if r := byMetric["commit→append p99 ms @ 2000 rows/s, exactly-once"]; r.EOSOfALO == nil || r.EOSOfALO.Median != 0.5 {
+		t.Errorf("exactly-once p99 row %+v, want at-least-once/exactly-once 0.5", r)
+	}
+	if r := byMetric["rows lost / order violations / dups, exactly-once"]; r.CdcdText != "0 / 0 / 1" {
+		t.Errorf("exactly-once correctness %+v, want its own duplicate", r)
+	}
+	if r := byMetric["rows lost / order violations / dups"]; r.CdcdText != "0 / 0 / 0" {
+		t.Errorf("at-least-once correctness %+v counts the exactly-once runs", r)
+	}
+	table := renderTable(tableHeading{}, summarize(drains, latency, 2000), machineInfo{}, 1)
+	if !strings.Contains(table, "0.82× (0.75–0.90) of at-least-once") {
+		t.Errorf("table lacks the exactly-once ratio:\n%s", table)
+	}
+}

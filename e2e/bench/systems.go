@@ -24,12 +24,42 @@ import (
 // cdcd and the Connect worker stay up for the whole run, so each measurement sees a warm process, the
 // way a production deployment runs.
 type system struct {
-	name   string // "cdcd" or "debezium"
+	name   string // "cdcd", "cdcd-eos" or "debezium"
 	rest   string // REST base URL
 	pid    int    // the process whose CPU and memory are measured
 	tuning map[string]string
 	stop   func() error
 	http   *http.Client
+	// exactlyOnce: the system writes its records in Kafka transactions, whose markers take offsets of
+	// their own, so counting what reached a topic means reading it.
+	exactlyOnce bool
+}
+
+// cdcdMode is how a cdcd system runs: "cdcd" is a standalone worker (at-least-once, Connect's default),
+// "cdcd-eos" a distributed worker with exactly.once.source.support=enabled (KIP-618; its connectors use
+// Connect's default transaction.boundary, poll), with group, internal topics and offsets of its own.
+type cdcdMode struct {
+	name        string
+	exactlyOnce bool
+	group       string // exactlyOnce: group.id and the prefix of its internal topics
+}
+
+func (m cdcdMode) workerConfig(brokers []string, out outFiles, port int) map[string]string {
+	if !m.exactlyOnce {
+		return workerConfig(brokers, out.path(m.name+".offsets"), port, nil)
+	}
+	cfg := workerConfig(brokers, "", port, map[string]string{
+		"group.id":                          m.group,
+		"config.storage.topic":              m.group + "-configs",
+		"offset.storage.topic":              m.group + "-offsets",
+		"status.storage.topic":              m.group + "-status",
+		"config.storage.replication.factor": "1",
+		"offset.storage.replication.factor": "1",
+		"status.storage.replication.factor": "1",
+		"exactly.once.source.support":       "enabled",
+	})
+	delete(cfg, "offset.storage.file.filename")
+	return cfg
 }
 
 // workerConfig is a standalone worker writing JSON with schemas (JsonConverter's default) to brokers.
@@ -85,20 +115,24 @@ func (o outFiles) path(name string) string {
 }
 
 // startCdcd runs bin as a standalone worker without connectors; env adds to the environment (profiles).
-func startCdcd(ctx context.Context, bin string, out outFiles, brokers []string, env []string) (*system, error) {
+func startCdcd(ctx context.Context, bin string, out outFiles, brokers []string, env []string, mode cdcdMode) (*system, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	worker := out.path("cdcd-worker.properties")
-	if err := writeProperties(worker, workerConfig(brokers, out.path("cdcd.offsets"), port, nil)); err != nil {
+	worker := out.path(mode.name + "-worker.properties")
+	if err := writeProperties(worker, mode.workerConfig(brokers, out, port)); err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(out.path("cdcd.log"))
+	logFile, err := os.Create(out.path(mode.name + ".log"))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "standalone", worker)
+	command := "standalone"
+	if mode.exactlyOnce {
+		command = "distributed"
+	}
+	cmd := exec.Command(bin, command, worker)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Start(); err != nil {
@@ -108,7 +142,7 @@ func startCdcd(ctx context.Context, bin string, out outFiles, brokers []string, 
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait(); logFile.Close() }()
 	s := &system{
-		name: "cdcd", rest: fmt.Sprintf("http://127.0.0.1:%d", port), pid: cmd.Process.Pid,
+		name: mode.name, rest: fmt.Sprintf("http://127.0.0.1:%d", port), pid: cmd.Process.Pid, exactlyOnce: mode.exactlyOnce,
 		http: &http.Client{Timeout: 2 * time.Minute},
 		stop: func() error {
 			// SIGTERM lets cdcd record its offsets and write its profiles.
