@@ -1,14 +1,11 @@
 package connect
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
-	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -65,6 +62,9 @@ type Distributed struct {
 	publishing      map[string]bool
 
 	known cluster.ConfigSnapshot // the config the reconcile loop saw last (loop goroutine only)
+
+	// taskWrites serialises the leader's commit records with its zombie fencing rounds (fencingRound).
+	taskWrites sync.Mutex
 }
 
 // NewDistributed builds a distributed worker from worker properties; nothing connects to Kafka until
@@ -90,6 +90,9 @@ func NewDistributed(cfg *config.Worker, parts Parts, log *slog.Logger) (*Distrib
 		return nil, err
 	}
 	w.onTaskState = d.taskStateChanged
+	if cfg.ExactlyOnceSource {
+		w.preflight = d.preflightFencing
+	}
 	d.w = w
 	return d, nil
 }
@@ -464,36 +467,18 @@ func (d *Distributed) sendTaskConfigs(name string, tasks []map[string]string) er
 	if leader {
 		return d.putTaskConfigsAsLeader(ctx, name, tasks)
 	}
-	if leaderURL == "" {
-		return fmt.Errorf("no leader known yet")
-	}
 	body, err := json.Marshal(tasks)
 	if err != nil {
 		return err
 	}
-	target, err := url.JoinPath(leaderURL, "connectors", name, "tasks")
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target+"?forward=true", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := d.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("the leader at %s answered %s", leaderURL, resp.Status)
-	}
-	return nil
+	return d.leaderRequest(ctx, leaderURL, http.MethodPost, []string{"connectors", name, "tasks"}, body)
 }
 
 // putTaskConfigsAsLeader writes a connector's task configs and tombstones the statuses of tasks beyond
 // the new count, as Connect's leader does.
 func (d *Distributed) putTaskConfigsAsLeader(ctx context.Context, name string, tasks []map[string]string) error {
+	d.taskWrites.Lock()
+	defer d.taskWrites.Unlock()
 	if err := d.stores.Configs.ReadToEnd(ctx); err != nil {
 		return err
 	}

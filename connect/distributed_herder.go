@@ -397,19 +397,13 @@ func (d *Distributed) SignalConnector(name, id, kind, data string) error {
 	return t.signal(id, kind, data)
 }
 
-// FenceZombies is Connect's PUT /connectors/{name}/fence: the producers of the connector's tasks are
-// fenced (see Worker.fenceZombies). Any worker may do it; the fence is the same.
+// FenceZombies is Connect's PUT /connectors/{name}/fence, served by the leader (forwarded there, as in
+// Connect): a round of zombie fencing that fences every task producer of the connector, the running task's
+// too (it fails its next commit and restarts from its last committed offset), then writes the task count
+// record Connect's round writes. Connect's workers call it before an exactly-once task starts, when only a
+// pending generation is fenced; cdcd's workers run that round themselves (preflightFencing).
 func (d *Distributed) FenceZombies(ctx context.Context, name string) error {
-	snap := d.configs.Snapshot()
-	cfg, ok := snap.Connectors[name]
-	if !ok {
-		return notFound("Unknown connector: %s", name)
-	}
-	resolved, err := d.w.ResolveConnectorConfig(cfg)
-	if err != nil {
-		return err
-	}
-	return d.w.fenceZombies(ctx, name, resolved)
+	return d.fencingRound(ctx, name, true)
 }
 
 // RestartTask restarts a task from its durable offset on the worker that runs it.

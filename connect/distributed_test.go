@@ -229,3 +229,39 @@ func TestLeaderStoresOnlyImpliedTaskConfigs(t *testing.T) {
 		t.Errorf("no tasks for a stopped connector: %v", err)
 	}
 }
+
+// A round fences the generation the last task count record counted only when fencing is pending and not
+// both generations hold one task (doFenceZombieSourceTasks); it writes a record whenever fencing is pending.
+func TestFencingPlanIsConnectsRound(t *testing.T) {
+	one := []map[string]string{{}}
+	cases := []struct {
+		name            string
+		tasks           []map[string]string
+		record          *int
+		pending, force  bool
+		fence           int
+		wantWriteRecord bool
+	}{
+		{"first round: nothing to fence, record written", one, nil, true, false, 0, true},
+		{"one task after one task: the new producer fences the old", one, ptr(1), true, false, 0, true},
+		{"one task after a stop (record 0)", one, ptr(0), true, false, 0, true},
+		{"one task after three", one, ptr(3), true, false, 3, true},
+		{"stopped after one task", nil, ptr(1), true, false, 1, true},
+		{"fenced already", one, ptr(3), false, false, 0, false},
+		{"forced: every producer, no record when not pending", one, ptr(1), false, true, 1, false},
+		{"forced on a larger earlier generation", one, ptr(3), true, true, 3, true},
+	}
+	for _, c := range cases {
+		snap := cluster.ConfigSnapshot{Tasks: map[string][]map[string]string{"c": c.tasks},
+			TaskCountRecords: map[string]int{}, PendingFencing: map[string]bool{"c": c.pending}}
+		if c.record != nil {
+			snap.TaskCountRecords["c"] = *c.record
+		}
+		fence, write := fencingPlan(snap, "c", c.force)
+		if fence != c.fence || write != c.wantWriteRecord {
+			t.Errorf("%s: fence %d, write %v; want %d, %v", c.name, fence, write, c.fence, c.wantWriteRecord)
+		}
+	}
+}
+
+func ptr(n int) *int { return &n }

@@ -38,7 +38,7 @@ func (w *Worker) exactlyOnce(name string, props map[string]string, log *slog.Log
 		return nil, nil
 	}
 	eos := &taskExactlyOnce{
-		transactionalID: w.taskTransactionalID(name),
+		transactionalID: w.taskTransactionalID(name, 0),
 		interval:        w.flushInterval,
 		// A poll-bounded transaction holds at most what one Debezium poll returns: max.batch.size, whose
 		// other values the connectors refuse.
@@ -74,22 +74,24 @@ func (w *Worker) exactlyOnce(name string, props map[string]string, log *slog.Log
 
 // taskTransactionalID is Connect's Worker.taskTransactionalId: <group.id>-<connector>-<task>. cdcd's
 // connectors run one task, task 0.
-func (w *Worker) taskTransactionalID(name string) string {
-	return fmt.Sprintf("%s-%s-%d", w.cfg.GroupID, name, 0)
+func (w *Worker) taskTransactionalID(name string, task int) string {
+	return fmt.Sprintf("%s-%s-%d", w.cfg.GroupID, name, task)
 }
 
-// fenceZombies fences the producers of a connector's tasks (Connect's zombie fencing): each task's
-// transactional.id is taken over, so a task of an earlier generation still running somewhere fails its
-// next commit and its open transaction is aborted.
-func (w *Worker) fenceZombies(ctx context.Context, name string, props map[string]string) error {
+// fenceZombies fences the producers of a connector's tasks 0 to tasks-1 (Worker.fenceZombies, Connect's
+// zombie fencing): each task's transactional.id is taken over, so a task of an earlier generation still
+// running somewhere fails its next commit and its open transaction is aborted.
+func (w *Worker) fenceZombies(ctx context.Context, name string, tasks int, props map[string]string) error {
 	fencer, ok := w.sinks.(sink.Fencer)
 	if !ok {
 		return &RequestError{Kind: ServerError, Message: "the sink has no transactions to fence"}
 	}
-	cfg := w.sinkConfig(name, props)
-	cfg.TransactionalID = w.taskTransactionalID(name)
-	if err := fencer.Fence(ctx, cfg); err != nil {
-		return fmt.Errorf("fencing the producers of connector %s (transactional.id %s): %w", name, cfg.TransactionalID, err)
+	for task := range tasks {
+		cfg := w.sinkConfig(name, props)
+		cfg.TransactionalID = w.taskTransactionalID(name, task)
+		if err := fencer.Fence(ctx, cfg); err != nil {
+			return fmt.Errorf("fencing the producers of connector %s (transactional.id %s): %w", name, cfg.TransactionalID, err)
+		}
 	}
 	return nil
 }

@@ -271,6 +271,13 @@ func (c *task) attempt(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	// With exactly-once support the producers of the connector's earlier task generations are fenced
+	// first, as Connect fences them before a task initialises (the round is the leader's).
+	if c.w.preflight != nil {
+		if err := c.w.preflight(ctx, c.name); err != nil {
+			return err
+		}
+	}
 	// Another worker may have run this connector until a moment ago: read what it recorded.
 	if err := c.w.offsets.ReadToEnd(ctx); err != nil {
 		return err

@@ -60,6 +60,9 @@ type Worker struct {
 	// onTaskState, when set, hears every state a task reports (distributed mode writes it to the status
 	// topic). It is called from the task's goroutine, without the worker's locks held.
 	onTaskState func(connector string, state State, trace string)
+	// preflight, when set, runs before an exactly-once task reads its offset and opens its transactional
+	// producer (distributed mode's zombie fencing round); an error fails that attempt of the task.
+	preflight func(ctx context.Context, connector string) error
 }
 
 // offsetStore is where a worker's offsets live: the offsets file (standalone) or the offset topic

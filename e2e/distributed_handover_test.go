@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +22,9 @@ func TestDistributedHandoverWithDebezium(t *testing.T) {
 	t.Run("at least once", func(t *testing.T) { distributedHandover(t, false) })
 	// Both sides with exactly.once.source.support=enabled and a connector that requires it: each reads the
 	// offsets the other committed in its transactions (read_committed), and each task takes over the other's
-	// transactional.id (<group>-handover-0).
+	// transactional.id (<group>-handover-0). cdcd changes the connector's config, so its leader commits a new
+	// task generation, fences and writes the task count record before the new task starts; Connect, taking
+	// over again, finds that generation fenced and writes no record of its own.
 	t.Run("exactly once", func(t *testing.T) { distributedHandover(t, true) })
 }
 
@@ -87,6 +90,25 @@ func distributedHandover(t *testing.T, exactlyOnce bool) {
 	}
 	taskOwner(t, workers[0].url, conn["name"])
 	waitSlotActive(t, ctx, db, conn["slot.name"], nil)
+	var fencedByCdcd fencingLog
+	if exactlyOnce {
+		java := readFencingLog(t, ctx, brokers, topics.configs, conn["name"])
+		if !java.fenced() {
+			t.Fatalf("Connect left no task count record after its last task commit: %+v", java)
+		}
+		// A new task generation (same behaviour: tombstones.on.delete=true is the default).
+		conn["tombstones.on.delete"] = "true"
+		if code, body := restCall(t, "PUT", workers[1].url+"/connectors/"+conn["name"]+"/config", conn); code != 200 {
+			t.Fatalf("PUT config: %d %s", code, body)
+		}
+		fencedByCdcd = waitFencingLog(t, ctx, brokers, topics.configs, conn["name"], func(f fencingLog) bool {
+			return len(f.commits) > len(java.commits) && f.fenced()
+		})
+		if fencedByCdcd.lastCount != `{"task-count":1}` {
+			t.Fatalf("cdcd's task count record = %s, want Connect's {\"task-count\":1}", fencedByCdcd.lastCount)
+		}
+		taskOwner(t, workers[0].url, conn["name"])
+	}
 	h.write(15)
 	h.waitDelivered(func() bool { return workers[0].exited() && workers[1].exited() })
 	for _, w := range workers {
@@ -101,6 +123,17 @@ func distributedHandover(t *testing.T, exactlyOnce bool) {
 	waitSlotActive(t, ctx, db, conn["slot.name"], nil)
 	h.write(15)
 	h.waitDelivered(debezium.exited)
+	if exactlyOnce {
+		// Connect read cdcd's record as its own: the generation cdcd committed needed no round of its own.
+		// (Had Connect committed a new generation, it would have written a record after it.)
+		after := readFencingLog(t, ctx, brokers, topics.configs, conn["name"])
+		if len(after.commits) == len(fencedByCdcd.commits) && len(after.counts) != len(fencedByCdcd.counts) {
+			t.Fatalf("Connect wrote a task count record for the generation cdcd had fenced: before %+v, after %+v", fencedByCdcd, after)
+		}
+		if !after.fenced() {
+			t.Fatalf("no task count record after Connect's last task commit: %+v", after)
+		}
+	}
 	debezium.stop()
 	h.endSegment("Debezium again", durable())
 
@@ -118,6 +151,61 @@ func topicOffsetLSN(t *testing.T, ctx context.Context, store *cluster.OffsetStor
 		return 0
 	}
 	return offsetLSN(raw)
+}
+
+// fencingLog is what the config topic holds about one connector's zombie fencing: the offsets of its commit
+// records and of its task count records ("tasks-fencing-<name>"), and the last task count record's value.
+type fencingLog struct {
+	commits, counts []int64
+	lastCount       string
+}
+
+// fenced says whether the last task commit is followed by a task count record: its generation's tasks may
+// start (Connect's pendingFencing is false).
+func (f fencingLog) fenced() bool {
+	return len(f.counts) > 0 && (len(f.commits) == 0 || f.counts[len(f.counts)-1] > f.commits[len(f.commits)-1])
+}
+
+// readFencingLog reads the config topic to its end, read_committed as an exactly-once worker reads it.
+func readFencingLog(t *testing.T, ctx context.Context, brokers []string, topic, name string) fencingLog {
+	t.Helper()
+	var mu sync.Mutex
+	var f fencingLog
+	log, err := cluster.OpenLog(ctx, cluster.LogConfig{Brokers: brokers, Topic: cluster.ConfigTopic(topic, 1), ReadCommitted: true},
+		func(r cluster.Record) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch string(r.Key) {
+			case "commit-" + name:
+				f.commits = append(f.commits, r.Offset)
+			case "tasks-fencing-" + name:
+				f.counts = append(f.counts, r.Offset)
+				f.lastCount = string(r.Value)
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	return f
+}
+
+// waitFencingLog waits until the config topic's fencing log for name satisfies ok.
+func waitFencingLog(t *testing.T, ctx context.Context, brokers []string, topic, name string, ok func(fencingLog) bool) fencingLog {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		f := readFencingLog(t, ctx, brokers, topic, name)
+		if ok(f) {
+			return f
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the config topic's fencing records of %s did not reach the expected state: %+v", name, f)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // waitHealthy waits until a worker's GET /health answers 200 (a distributed worker joined its group).

@@ -29,12 +29,17 @@ const (
 	taskKeyPrefix        = "task-"
 	commitKeyPrefix      = "commit-"
 	targetStateKeyPrefix = "target-state-"
+	// taskCountKeyPrefix is the task count record (TASK_COUNT_RECORD_V0, {"task-count":n}) the leader of
+	// an exactly-once cluster writes once the producers of a connector's earlier task generations are
+	// fenced: task configs committed after a connector's last such record are "pending fencing", and
+	// their tasks must not start before the next round writes one.
+	taskCountKeyPrefix = "tasks-fencing-"
 )
 
 // Keys of the config topic that cdcd reads past without acting on them: they are written by Java
 // workers for features cdcd does not take part in (request signing, restarts requested through the
-// topic, exactly-once fencing, cluster-wide log levels), and cdcd never rewrites them.
-var configKeysLeftAlone = []string{"session-key", "restart-connector-", "tasks-fencing-", "logger-cluster-"}
+// topic, cluster-wide log levels), and cdcd never rewrites them.
+var configKeysLeftAlone = []string{"session-key", "restart-connector-", "logger-cluster-"}
 
 // ConfigSnapshot is the cluster's configuration as read from the config topic up to Offset.
 type ConfigSnapshot struct {
@@ -51,6 +56,18 @@ type ConfigSnapshot struct {
 	Tasks map[string][]map[string]string
 	// Inconsistent lists connectors whose last commit was incomplete, sorted.
 	Inconsistent []string
+	// TaskCountRecords holds each connector's last task count record ("tasks-fencing-<name>"): the number
+	// of tasks whose producers the last round of zombie fencing covered. A connector without one never
+	// had a fencing round. Records outlive their connector's deletion, as in Connect.
+	TaskCountRecords map[string]int
+	// PendingFencing holds the connectors whose last commit record came after their last task count
+	// record (Connect's ClusterConfigState.pendingFencing): with exactly-once source support, their tasks
+	// start only after a round of zombie fencing.
+	PendingFencing map[string]bool
+	// TaskGenerations counts each connector's complete task commits as this reader saw them
+	// (ClusterConfigState.taskConfigGeneration): a fencing round checks that no newer generation was
+	// committed while it fenced. The numbers are local to this reader.
+	TaskGenerations map[string]int
 }
 
 // ConnectorNames returns the configured connectors, sorted.
@@ -85,6 +102,9 @@ type ConfigStore struct {
 	taskCounts   map[string]int
 	deferred     map[string]map[int]map[string]string // task records waiting for their commit
 	inconsistent map[string]bool
+	taskCountRec map[string]int
+	pending      map[string]bool
+	generations  map[string]int
 }
 
 // OpenConfigStore creates or checks the config topic (one partition, compacted) and reads it to its end.
@@ -117,6 +137,9 @@ func newConfigStore(logger *slog.Logger, onChange func(string)) *ConfigStore {
 		taskCounts:   map[string]int{},
 		deferred:     map[string]map[int]map[string]string{},
 		inconsistent: map[string]bool{},
+		taskCountRec: map[string]int{},
+		pending:      map[string]bool{},
+		generations:  map[string]int{},
 	}
 }
 
@@ -141,6 +164,10 @@ func (s *ConfigStore) Snapshot() ConfigSnapshot {
 		TargetStates: maps.Clone(s.targetStates),
 		Tasks:        map[string][]map[string]string{},
 		Inconsistent: slices.Sorted(maps.Keys(s.inconsistent)),
+
+		TaskCountRecords: maps.Clone(s.taskCountRec),
+		PendingFencing:   maps.Clone(s.pending),
+		TaskGenerations:  maps.Clone(s.generations),
 	}
 	for name, props := range s.connectors {
 		snap.Connectors[name] = maps.Clone(props)
@@ -194,6 +221,18 @@ func (s *ConfigStore) PutTaskConfigs(ctx context.Context, name string, tasks []m
 	}
 	commit := []byte(`{"tasks":` + strconv.Itoa(len(tasks)) + `}`)
 	return s.writeAndRead(ctx, Message{Key: []byte(commitKeyPrefix + name), Value: commit})
+}
+
+// PutTaskCountRecord writes a connector's task count record (KafkaConfigBackingStore.putTaskCountRecord):
+// the producers of its tasks up to the last generation are fenced, and its current tasks, count of them,
+// may start. Only the leader writes it, after a round of zombie fencing.
+func (s *ConfigStore) PutTaskCountRecord(ctx context.Context, name string, count int) error {
+	return s.writeAndRead(ctx, Message{Key: []byte(taskCountKeyPrefix + name), Value: taskCountValue(count)})
+}
+
+// taskCountValue is TASK_COUNT_RECORD_V0 as the schemaless JsonConverter writes it.
+func taskCountValue(count int) []byte {
+	return []byte(`{"task-count":` + strconv.Itoa(count) + `}`)
 }
 
 // PutTargetState records what a connector should be.
@@ -272,6 +311,8 @@ func (s *ConfigStore) applyLocked(key string, value []byte) (changed string, err
 	case strings.HasPrefix(key, commitKeyPrefix):
 		name := strings.TrimPrefix(key, commitKeyPrefix)
 		return name, s.applyCommit(name, value)
+	case strings.HasPrefix(key, taskCountKeyPrefix):
+		return "", s.applyTaskCount(strings.TrimPrefix(key, taskCountKeyPrefix), value)
 	}
 	for _, prefix := range configKeysLeftAlone {
 		if strings.HasPrefix(key, prefix) {
@@ -392,11 +433,40 @@ func (s *ConfigStore) applyCommit(name string, value []byte) error {
 		}
 		maps.Copy(s.taskConfigs[name], deferred)
 		delete(s.inconsistent, name)
+		s.generations[name]++
 	} else {
 		s.inconsistent[name] = true
 	}
 	delete(s.deferred, name)
 	s.taskCounts[name] = count
+	// Task configs committed after the last task count record need a round of zombie fencing before their
+	// tasks start, complete or not (as processTasksCommitRecord marks them).
+	s.pending[name] = true
+	return nil
+}
+
+// applyTaskCount reads a task count record: it ends the connector's pending fencing. A record in another
+// shape is skipped, as KafkaConfigBackingStore skips it, and the fencing stays pending.
+func (s *ConfigStore) applyTaskCount(name string, value []byte) error {
+	if value == nil {
+		return fmt.Errorf("task count record is a tombstone")
+	}
+	var v struct {
+		TaskCount json.RawMessage `json:"task-count"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return fmt.Errorf("task count record: %w", err)
+	}
+	if v.TaskCount == nil {
+		return fmt.Errorf("task count record without a task-count")
+	}
+	// An integer, as intValue takes it; a string or a fraction is not one.
+	count, err := strconv.ParseInt(string(v.TaskCount), 10, 32)
+	if err != nil || count < 0 {
+		return fmt.Errorf("task count record with a bad task-count %s", v.TaskCount)
+	}
+	s.taskCountRec[name] = int(count)
+	delete(s.pending, name)
 	return nil
 }
 

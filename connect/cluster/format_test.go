@@ -135,3 +135,57 @@ func TestStatusReadKeepsRunningOverAnOlderUnassigned(t *testing.T) {
 		t.Fatal("a non-integral generation must be refused, as Java refuses it")
 	}
 }
+
+// The task count record is KafkaConfigBackingStore's TASK_COUNT_RECORD_V0 under "tasks-fencing-<name>",
+// and a connector's fencing is pending from each commit record to the next task count record, as
+// processTasksCommitRecord and processTaskCountRecord have it.
+func TestTaskCountRecordMarksFencingDone(t *testing.T) {
+	if got, want := string(taskCountValue(1)), `{"task-count":1}`; got != want {
+		t.Fatalf("task count value = %s, want %s", got, want)
+	}
+	s := newConfigStore(slog.Default(), nil)
+	pending := func() bool { return s.Snapshot().PendingFencing["my-conn"] }
+	feed(s,
+		[2]string{"connector-my-conn", `{"properties":{"connector.class":"X"}}`},
+		[2]string{"task-my-conn-0", `{"properties":{"task.class":"T"}}`},
+		[2]string{"commit-my-conn", `{"tasks":1}`},
+	)
+	snap := s.Snapshot()
+	if !pending() || snap.TaskGenerations["my-conn"] != 1 {
+		t.Fatalf("after the first commit: pending %v, generation %d; want pending, generation 1", snap.PendingFencing, snap.TaskGenerations["my-conn"])
+	}
+	if _, ok := snap.TaskCountRecords["my-conn"]; ok {
+		t.Fatalf("a task count record before any was written: %v", snap.TaskCountRecords)
+	}
+	// As a Java leader writes it (its JsonConverter writes an int32 as a JSON number).
+	feed(s, [2]string{"tasks-fencing-my-conn", `{"task-count":1}`})
+	if snap := s.Snapshot(); pending() || snap.TaskCountRecords["my-conn"] != 1 {
+		t.Fatalf("after the task count record: pending %v, records %v", snap.PendingFencing, snap.TaskCountRecords)
+	}
+	// Records in another shape are skipped: the fencing stays pending.
+	feed(s, [2]string{"commit-my-conn", `{"tasks":0}`})
+	for _, bad := range []string{"<nil>", `{"tasks":1}`, `{"task-count":"1"}`, `{"task-count":1.5}`, `[1]`, `{`} {
+		feed(s, [2]string{"tasks-fencing-my-conn", bad})
+		if !pending() || s.Snapshot().TaskCountRecords["my-conn"] != 1 {
+			t.Fatalf("record %s was taken as a task count record", bad)
+		}
+	}
+	feed(s, [2]string{"tasks-fencing-my-conn", `{"task-count":0}`})
+	if pending() || s.Snapshot().TaskCountRecords["my-conn"] != 0 {
+		t.Fatalf("task count 0 not read: %v", s.Snapshot().TaskCountRecords)
+	}
+	// An incomplete commit needs fencing too; a commit without a connector config does not.
+	feed(s, [2]string{"commit-my-conn", `{"tasks":2}`})
+	if !pending() {
+		t.Fatal("an incomplete commit did not make the fencing pending")
+	}
+	feed(s, [2]string{"commit-gone", `{"tasks":1}`})
+	if s.Snapshot().PendingFencing["gone"] {
+		t.Fatal("a commit of a deleted connector made its fencing pending")
+	}
+	// The record outlives the connector: a connector created again under the name is fenced against it.
+	feed(s, [2]string{"tasks-fencing-my-conn", `{"task-count":1}`}, [2]string{"connector-my-conn", "<nil>"})
+	if got, ok := s.Snapshot().TaskCountRecords["my-conn"]; !ok || got != 1 {
+		t.Fatalf("task count record after deletion = %d, %v; want 1", got, ok)
+	}
+}

@@ -47,10 +47,11 @@ func OpenStores(ctx context.Context, w *config.Worker, onConfigChange func(conne
 		offsets.Close()
 		return nil, err
 	}
-	configs, err := OpenConfigStore(ctx, ConfigStoreConfig{
-		Log:      logCfg("-configs", ConfigTopic(w.ConfigStorageTopic, w.ConfigStorageReplicationFactor)),
-		OnChange: onConfigChange,
-	})
+	configsCfg := logCfg("-configs", ConfigTopic(w.ConfigStorageTopic, w.ConfigStorageReplicationFactor))
+	// A Java leader of an exactly-once cluster writes the config topic in transactions (its fencable
+	// writer); KafkaConfigBackingStore reads it read_committed then, so an aborted write never counts.
+	configsCfg.ReadCommitted = w.ExactlyOnceSource
+	configs, err := OpenConfigStore(ctx, ConfigStoreConfig{Log: configsCfg, OnChange: onConfigChange})
 	if err != nil {
 		offsets.Close()
 		status.Close()

@@ -628,9 +628,9 @@ type Fencer interface {
 	FenceZombies(ctx context.Context, name string) error
 }
 
-// putFence is Connect's PUT /connectors/{name}/fence: 204 once the connector's task producers are fenced.
-// Connect's workers call it on the leader before an exactly-once task starts; cdcd's tasks fence by
-// taking over their transactional.id, so it serves operators and Java workers of a mixed cluster.
+// putFence is Connect's PUT /connectors/{name}/fence: 204 once the leader's round of zombie fencing is done
+// (a herder that does not lead answers NotLeader, and the request is forwarded). Workers call it on the
+// leader before an exactly-once task starts.
 func (s *Server) putFence(w http.ResponseWriter, r *http.Request) {
 	f, ok := s.herder.(Fencer)
 	if !ok {
