@@ -109,6 +109,7 @@ func (e *taskExactlyOnce) transactions(s sink.Transactional, offsets storeOffset
 			}
 			return sink.Record{Topic: topic, Key: offsets.key, Value: value}, nil
 		},
+		OffsetsTopic:  topic,
 		Boundary:      e.boundary,
 		Interval:      e.interval,
 		MaxRecords:    e.maxRecords,

@@ -100,6 +100,10 @@ type Transactions struct {
 	Sink sink.Transactional
 	// OffsetRecord is the offsets-topic record that stores offset (Connect's key and value bytes).
 	OffsetRecord func(offset []source.OffsetField) (sink.Record, error)
+	// OffsetsTopic is the topic OffsetRecord writes to. A record of the task's own bound for it fails the
+	// task (ExactlyOnceWorkerSourceTask refuses it): it would stay in an open transaction while the next
+	// read of the offsets waits for that transaction to end.
+	OffsetsTopic string
 	Boundary     Boundary
 	Interval     time.Duration // BoundaryInterval's (transaction.boundary.interval.ms)
 	MaxRecords   int           // BoundaryPoll's bound (max.batch.size); 0: 2048
@@ -109,6 +113,9 @@ type Transactions struct {
 	// CommitTimeout bounds one commit: the acknowledgement of the transaction's records and EndTxn.
 	CommitTimeout time.Duration
 }
+
+// ErrOwnOffsetsTopic is ExactlyOnceWorkerSourceTask's refusal of a record bound for the task's offsets topic.
+var ErrOwnOffsetsTopic = errors.New("source tasks may not produce to their own offsets topics when exactly-once support is enabled")
 
 // DefaultPollLinger is Transactions.PollLinger's default: several times the gap between two source
 // transactions read from a backlog, and a small part of a commit's round trips.
@@ -229,6 +236,9 @@ func (p *Pipeline) send(ctx context.Context, b source.Batch, tr *tracker) (int, 
 				return 0, err
 			}
 			continue
+		}
+		if p.Transactions != nil && rec.Topic == p.Transactions.OffsetsTopic {
+			return 0, source.Fatal(fmt.Errorf("%w (topic %s, at %v)", ErrOwnOffsetsTopic, rec.Topic, b.Position))
 		}
 		recs = append(recs, rec)
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -236,5 +237,33 @@ func TestTransactionsNeverCommitInsideASplitSourceTransaction(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A record bound for the offsets topic fails the task before it is sent, with Connect's message: it would
+// sit in the open transaction that the next read of the offsets waits for.
+func TestTransactionsRefuseRecordsForTheOffsetsTopic(t *testing.T) {
+	log := &txnLog{}
+	p := &Pipeline{
+		Reader: releasingReader{log: log, batchReader: batchReader{batches: []source.Batch{
+			{Events: []source.Event{{Topic: "a"}}, Offset: off(1), Position: pos(1)},
+			{Events: []source.Event{{Topic: "connect-offsets"}}, Offset: off(2), Position: pos(2)},
+		}}},
+		Encoder: topicEncoder{},
+		Sender:  txnSink{log},
+		Transactions: &Transactions{Sink: txnSink{log}, Boundary: BoundaryConnector, OffsetsTopic: "connect-offsets",
+			OffsetRecord: func(o []source.OffsetField) (sink.Record, error) {
+				return sink.Record{Topic: "connect-offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
+			}},
+		Log: slog.New(slog.DiscardHandler),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := p.Run(ctx)
+	if !errors.Is(err, ErrOwnOffsetsTopic) || !source.IsFatal(err) {
+		t.Fatalf("err = %v; want a fatal ErrOwnOffsetsTopic", err)
+	}
+	if got, want := log.snapshot(), []string{"commit a connect-offsets=1", "release 1"}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q: nothing of the refused batch may be sent or committed", got, want)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/segmentio/kafka-go/protocol/endtxn"
 	"github.com/segmentio/kafka-go/protocol/findcoordinator"
 	"github.com/segmentio/kafka-go/protocol/initproducerid"
+
+	"github.com/cdcd/cdcd/source"
 )
 
 // A transactional producer (Config.TransactionalID) is the idempotent producer plus what the Java
@@ -138,8 +140,19 @@ func (c *transactionCoordinator) close() {
 	c.forgetLocked()
 }
 
-// fencedError explains an answer that means another producer took over the transactional.id.
+// fencedError explains an answer that means another producer took over the transactional.id. An
+// INVALID_PRODUCER_EPOCH is also what a producer whose transaction the coordinator aborted after
+// transaction.timeout.ms gets, which ExactlyOnceWorkerSourceTask reports as a possible transaction timeout
+// with this advice.
 func fencedError(id string, code kafkago.Error) error {
+	if code == kafkago.InvalidProducerEpoch {
+		return fmt.Errorf("kafka: the producer of transactional.id %q was fenced or its transaction expired: another "+
+			"instance of this task took over, or the task was unable to finish writing records to Kafka before its "+
+			"producer transaction expired. For the latter, tune the connector's producer configuration for higher "+
+			"throughput, increase the transaction timeout for the connector's producers (producer.override.transaction.timeout.ms), "+
+			"decrease the offset commit interval (if using interval-based transaction boundaries), or use the 'poll' "+
+			"transaction boundary: %w", id, code)
+	}
 	return fmt.Errorf("kafka: the producer of transactional.id %q was fenced: another instance of this task "+
 		"took over (a newer generation of the connector's tasks, or a task restarted elsewhere): %w", id, code)
 }
@@ -159,7 +172,7 @@ func (c *transactionCoordinator) initTransactions(ctx context.Context, timeout t
 		return identity{}, err
 	}
 	if kerr != 0 {
-		return identity{}, fmt.Errorf("kafka: InitProducerId for transactional.id %q: %w", c.id, kerr)
+		return identity{}, transactionAnswer(c.id, "InitProducerId", kerr)
 	}
 	resp := msg.(*initproducerid.Response)
 	return identity{id: resp.ProducerID, epoch: resp.ProducerEpoch}, nil
@@ -224,8 +237,14 @@ func transactionAnswer(id, request string, code kafkago.Error) error {
 		return nil
 	case kafkago.ProducerFenced, kafkago.InvalidProducerEpoch:
 		return fencedError(id, code)
+	// A missing ACL fails the task for good, as the task of Connect fails on a TransactionalIdAuthorizationException
+	// or a TopicAuthorizationException: retrying cannot help until an operator grants it.
 	case kafkago.TransactionalIDAuthorizationFailed:
-		return fmt.Errorf("kafka: %s for transactional.id %q: %w; grant the task's principal WRITE and DESCRIBE on the TransactionalId", request, id, code)
+		return source.Fatal(fmt.Errorf("kafka: %s for transactional.id %q: %w; grant the task's principal WRITE and DESCRIBE on the TransactionalId", request, id, code))
+	case kafkago.TopicAuthorizationFailed:
+		return source.Fatal(fmt.Errorf("kafka: %s for transactional.id %q: %w; grant the task's principal WRITE on the connector's topics and on the offsets topic", request, id, code))
+	case kafkago.ClusterAuthorizationFailed:
+		return source.Fatal(fmt.Errorf("kafka: %s for transactional.id %q: %w; grant the task's principal IDEMPOTENT_WRITE on the Cluster", request, id, code))
 	}
 	return fmt.Errorf("kafka: %s for transactional.id %q: %w", request, id, code)
 }
