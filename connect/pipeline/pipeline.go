@@ -212,17 +212,26 @@ func (p *Pipeline) produce(ctx context.Context, batches <-chan source.Batch, tr 
 // send encodes b's events and hands them to the sink, tracked by tr, and returns how many records it
 // sent. It returns nil with ctx ended when ctx ended first.
 func (p *Pipeline) send(ctx context.Context, b source.Batch, tr *tracker) (int, error) {
+	recs, err := p.convert(b)
+	if err != nil {
+		return 0, err
+	}
+	return p.deliver(ctx, b, recs, tr)
+}
+
+// convert runs b's events through the transforms and the converters. A record that is filtered, or
+// skipped by errors.tolerance=all, is not produced; the batch's offset still counts once the rest is
+// acknowledged.
+func (p *Pipeline) convert(b source.Batch) ([]sink.Record, error) {
 	recs := make([]sink.Record, 0, len(b.Events))
 	for i := range b.Events {
 		ev := &b.Events[i]
-		// A record that is filtered, or skipped by errors.tolerance=all, is not produced; the batch's offset
-		// still counts once the rest is acknowledged.
 		if p.Transforms != nil {
 			original := *ev
 			keep, err := p.Transforms.Transform(ev)
 			if err != nil {
 				if err := p.recordFailed(stageTransformation, &original, err, b.Position); err != nil {
-					return 0, err
+					return nil, err
 				}
 				continue
 			}
@@ -233,15 +242,21 @@ func (p *Pipeline) send(ctx context.Context, b source.Batch, tr *tracker) (int, 
 		rec, err := p.Encoder.Encode(ev)
 		if err != nil {
 			if err := p.recordFailed(stageConversion, ev, err, b.Position); err != nil {
-				return 0, err
+				return nil, err
 			}
 			continue
 		}
 		if p.Transactions != nil && rec.Topic == p.Transactions.OffsetsTopic {
-			return 0, source.Fatal(fmt.Errorf("%w (topic %s, at %v)", ErrOwnOffsetsTopic, rec.Topic, b.Position))
+			return nil, source.Fatal(fmt.Errorf("%w (topic %s, at %v)", ErrOwnOffsetsTopic, rec.Topic, b.Position))
 		}
 		recs = append(recs, rec)
 	}
+	return recs, nil
+}
+
+// deliver hands b's converted records to the sink, tracked by tr, and returns how many it sent. It
+// returns nil with ctx ended when ctx ended first.
+func (p *Pipeline) deliver(ctx context.Context, b source.Batch, recs []sink.Record, tr *tracker) (int, error) {
 	seq, err := tr.add(ctx, b.Offset, b.Position)
 	if err != nil {
 		return 0, nil // ctx ended while waiting for room
@@ -396,8 +411,8 @@ func connectString(v any) string {
 	return b.String()
 }
 
-// runTransactional is Run under exactly-once delivery: the goroutine that sends the batches also ends
-// the transactions, at the boundaries Transactions names, so that no Send runs while one commits.
+// runTransactional is Run under exactly-once delivery: the goroutine that sends the batches also starts
+// the commits, at the boundaries Transactions names, and sends nothing while one is in flight.
 func (p *Pipeline) runTransactional(ctx context.Context, cancel context.CancelCauseFunc, batches <-chan source.Batch, tr *tracker, reader *sync.WaitGroup) error {
 	tx := p.Transactions
 	if tx.MaxRecords <= 0 {
@@ -412,11 +427,16 @@ func (p *Pipeline) runTransactional(ctx context.Context, cancel context.CancelCa
 		cancel(err)
 	}
 	reader.Wait()
+	// A commit in flight ends first, however the loop ended: every record of it was sent.
+	if cerr := t.awaitCommit(); err == nil {
+		err = cerr
+	}
 	// Final commit: what the stop interrupted is committed if it ends at an offset, within the commit
 	// timeout. INVARIANT: what does not commit is aborted (by the next producer of the transactional.id)
-	// and read again after the restart.
+	// and read again after the restart, as are the batches held back during the last commit.
 	if err == nil && tr.failure() == nil && t.committable() {
-		err = t.commit()
+		t.startCommit()
+		err = t.awaitCommit()
 	}
 	if cause := context.Cause(ctx); err == nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = cause
@@ -427,7 +447,8 @@ func (p *Pipeline) runTransactional(ctx context.Context, cancel context.CancelCa
 	return err
 }
 
-// transaction is the open transaction of runTransactional: what it has sent since the last commit.
+// transaction is the open transaction of runTransactional: what it has sent since the last commit
+// began, and that commit while it is in flight.
 type transaction struct {
 	p       *Pipeline
 	tr      *tracker
@@ -438,10 +459,24 @@ type transaction struct {
 	split  bool
 	pos    source.Position
 	opened time.Time
+
+	// committing delivers the outcome of the commit in flight; nil when none. Until it is in, nothing is
+	// sent: a Send would join the committing transaction. The batches read meanwhile are converted and
+	// held (up to MaxRecords records), so that the next transaction's transforms and converters run
+	// during the commit's round trips (the last acknowledgements, EndTxn) instead of after them.
+	committing  chan error
+	held        []heldBatch
+	heldRecords int
 }
 
-// run sends batches into transactions and commits them at the boundaries, until ctx ends or one fails.
-// A panic of a transform, a converter or the sink becomes its error, as in produce.
+// heldBatch is a batch read and converted while a commit was in flight, not yet sent.
+type heldBatch struct {
+	batch source.Batch
+	recs  []sink.Record
+}
+
+// run sends batches into transactions and starts their commits at the boundaries, until ctx ends or a
+// send or commit fails. A panic of a transform, a converter or the sink becomes its error, as in produce.
 func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err error) {
 	var b source.Batch
 	defer func() {
@@ -460,32 +495,9 @@ func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err
 	var dry <-chan time.Time
 	idle := time.NewTimer(tx.PollLinger)
 	defer idle.Stop()
-	t.opened = time.Now()
-	for {
-		b = source.Batch{}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.tr.failed:
-			return t.tr.failure()
-		case <-dry:
-			dry = nil
-			if t.committable() {
-				if err := t.commit(); err != nil {
-					return err
-				}
-			}
-			continue
-		case <-tick:
-			if t.committable() && time.Since(t.opened) >= tx.Interval {
-				if err := t.commit(); err != nil {
-					return err
-				}
-			}
-			continue
-		case b = <-batches:
-		}
-		n, err := t.p.send(ctx, b, t.tr)
+	// take sends a converted batch into the open transaction and starts its commit when it is due.
+	take := func(b source.Batch, recs []sink.Record) error {
+		n, err := t.p.deliver(ctx, b, recs, t.tr)
 		if err != nil || ctx.Err() != nil {
 			return err
 		}
@@ -493,7 +505,7 @@ func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err
 		t.split = b.Offset == nil
 		if t.split {
 			dry = nil
-			continue // inside a source transaction: an offset would stand for a part of it
+			return nil // inside a source transaction: an offset would stand for a part of it
 		}
 		t.offset, t.pos = b.Offset, b.Position
 		var due bool
@@ -512,9 +524,62 @@ func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err
 		}
 		if due {
 			dry = nil
-			if err := t.commit(); err != nil {
+			t.startCommit()
+		}
+		return nil
+	}
+	t.opened = time.Now()
+	for {
+		b = source.Batch{}
+		in := batches
+		if t.committing != nil && t.heldRecords >= tx.MaxRecords {
+			in = nil // enough held: wait for the commit
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.tr.failed:
+			return t.tr.failure()
+		case err := <-t.committing:
+			t.committing = nil
+			if err != nil {
 				return err
 			}
+			// Send what was held, in order, until it is all sent or a boundary starts the next commit.
+			for len(t.held) > 0 && t.committing == nil {
+				h := t.held[0]
+				t.held[0] = heldBatch{}
+				t.held, t.heldRecords = t.held[1:], t.heldRecords-len(h.recs)
+				b = h.batch
+				if err := take(h.batch, h.recs); err != nil || ctx.Err() != nil {
+					return err
+				}
+			}
+			continue
+		case <-dry:
+			dry = nil
+			if t.committing == nil && t.committable() {
+				t.startCommit()
+			}
+			continue
+		case <-tick:
+			if t.committing == nil && t.committable() && time.Since(t.opened) >= tx.Interval {
+				t.startCommit()
+			}
+			continue
+		case b = <-in:
+		}
+		recs, err := t.p.convert(b)
+		if err != nil {
+			return err
+		}
+		if t.committing != nil {
+			t.held = append(t.held, heldBatch{batch: b, recs: recs})
+			t.heldRecords += len(recs)
+			continue
+		}
+		if err := take(b, recs); err != nil || ctx.Err() != nil {
+			return err
 		}
 	}
 }
@@ -523,22 +588,48 @@ func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err
 // split source transaction was sent after it.
 func (t *transaction) committable() bool { return t.offset != nil && !t.split }
 
-// commit ends the open transaction with the offset record of its last offset, then releases the
-// offset's position. INVARIANT: Kafka transaction committed (its records and the offset) → source
-// release (Release). Never reorder.
-func (t *transaction) commit() error {
+// startCommit ends the open transaction in the background: with the offset record of its last offset,
+// then it releases the offset's position; awaitCommit or the run loop takes the outcome. A new
+// transaction opens at once. INVARIANT: Kafka transaction committed (its records and the offset) →
+// source release (Release). Never reorder. One commit at a time: the caller starts one only when none is
+// in flight, and sends nothing until it is done.
+func (t *transaction) startCommit() {
+	offset, pos := t.offset, t.pos
+	t.records, t.offset, t.pos, t.opened = 0, nil, nil, time.Now()
+	done := make(chan error, 1)
+	t.committing = done
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- source.Recovered(v, pos)
+			}
+		}()
+		done <- t.commitAt(offset, pos)
+	}()
+}
+
+// awaitCommit waits for the commit in flight, if any, and returns its outcome.
+func (t *transaction) awaitCommit() error {
+	if t.committing == nil {
+		return nil
+	}
+	err := <-t.committing
+	t.committing = nil
+	return err
+}
+
+func (t *transaction) commitAt(offset []source.OffsetField, pos source.Position) error {
 	tx := t.p.Transactions
-	rec, err := tx.OffsetRecord(t.offset)
+	rec, err := tx.OffsetRecord(offset)
 	if err != nil {
-		return fmt.Errorf("encoding the offset at %v: %w", t.pos, err)
+		return fmt.Errorf("encoding the offset at %v: %w", pos, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(tx.CommitTimeout, time.Minute))
 	defer cancel()
 	if err := tx.Sink.Commit(ctx, []sink.Record{rec}); err != nil {
-		return fmt.Errorf("committing the transaction ending at %v: %w", t.pos, err)
+		return fmt.Errorf("committing the transaction ending at %v: %w", pos, err)
 	}
-	t.p.Reader.Release(t.pos)
-	t.tr.committed(t.pos)
-	t.records, t.offset, t.pos, t.opened = 0, nil, nil, time.Now()
+	t.p.Reader.Release(pos)
+	t.tr.committed(pos)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -265,5 +266,79 @@ func TestTransactionsRefuseRecordsForTheOffsetsTopic(t *testing.T) {
 	}
 	if got, want := log.snapshot(), []string{"commit a connect-offsets=1", "release 1"}; !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q: nothing of the refused batch may be sent or committed", got, want)
+	}
+}
+
+// gatedCommitSink is txnSink whose Commit waits until the test lets it end.
+type gatedCommitSink struct {
+	txnSink
+	started chan struct{} // one value per Commit begun
+	gate    chan struct{} // one value lets one Commit end
+}
+
+func (s gatedCommitSink) Commit(ctx context.Context, recs []sink.Record) error {
+	s.started <- struct{}{}
+	<-s.gate
+	return s.txnSink.Commit(ctx, recs)
+}
+
+// countingEncoder is topicEncoder that counts what it converted.
+type countingEncoder struct{ n *atomic.Int64 }
+
+func (e countingEncoder) Encode(ev *source.Event) (sink.Record, error) {
+	e.n.Add(1)
+	return topicEncoder{}.Encode(ev)
+}
+
+// While a commit is in flight, the next batches are read and converted but not sent (they would join
+// the committing transaction); once it is committed, they are sent, in order, into the next ones.
+func TestTransactionsConvertDuringACommitAndSendAfter(t *testing.T) {
+	log := &txnLog{}
+	gated := gatedCommitSink{txnSink: txnSink{log}, started: make(chan struct{}, 4), gate: make(chan struct{})}
+	var converted atomic.Int64
+	p := &Pipeline{
+		Reader: releasingReader{log: log, batchReader: batchReader{batches: []source.Batch{
+			{Events: []source.Event{{Topic: "a"}}, Offset: off(1), Position: pos(1)},
+			{Events: []source.Event{{Topic: "b"}}, Offset: off(2), Position: pos(2)},
+			{Events: []source.Event{{Topic: "c"}, {Topic: "c"}}, Offset: off(3), Position: pos(3)},
+		}}},
+		Encoder: countingEncoder{&converted},
+		Sender:  gated,
+		Transactions: &Transactions{Sink: gated, Boundary: BoundaryConnector,
+			OffsetRecord: func(o []source.OffsetField) (sink.Record, error) {
+				return sink.Record{Topic: "offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
+			}},
+		Log: slog.New(slog.DiscardHandler),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	<-gated.started // the first transaction, "a", commits…
+	for deadline := time.Now().Add(10 * time.Second); converted.Load() < 4; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("converted %d of 4 records while the commit was in flight", converted.Load())
+		}
+	}
+	log.mu.Lock()
+	open := slices.Clone(log.open)
+	log.mu.Unlock()
+	if !slices.Equal(open, []string{"a"}) {
+		t.Fatalf("sent during the commit: %q, want only the committing transaction's a", open)
+	}
+	for range 3 { // …then b's and c's
+		gated.gate <- struct{}{}
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(log.snapshot()) < 6; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %v", log.snapshot())
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"commit a offsets=1", "release 1", "commit b offsets=2", "release 2", "commit c c offsets=3", "release 3"}
+	if got := log.snapshot(); !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
