@@ -59,8 +59,16 @@ var coordinatorMoved = map[kafkago.Error]bool{
 	kafkago.NotCoordinatorForGroup:       true, // NOT_COORDINATOR
 }
 
-// concurrentTransactionsBackoff is the Java producer's TransactionManager.ADD_PARTITIONS_RETRY_BACKOFF_MS.
-const concurrentTransactionsBackoff = 20 * time.Millisecond
+// concurrentTransactionsBackoff is the first wait before a request answered CONCURRENT_TRANSACTIONS is
+// sent again, doubled on each further such answer up to maxConcurrentTransactionsBackoff, the Java
+// producer's TransactionManager.ADD_PARTITIONS_RETRY_BACKOFF_MS. The answer comes when the next
+// transaction's AddPartitionsToTxn reaches the coordinator while it still writes the last one's markers,
+// which takes a few milliseconds after EndTxn returned; Java's fixed 20 ms idled the producer for longer
+// than that once every few commits.
+const (
+	concurrentTransactionsBackoff    = 2 * time.Millisecond
+	maxConcurrentTransactionsBackoff = 20 * time.Millisecond
+)
 
 // roundTrip sends req to the coordinator and returns its answer and the answer's error code, retrying
 // lost connections, a moved coordinator and CONCURRENT_TRANSACTIONS with backoff until ctx ends. code
@@ -68,7 +76,7 @@ const concurrentTransactionsBackoff = 20 * time.Millisecond
 func (c *transactionCoordinator) roundTrip(ctx context.Context, req protocol.Message, code func(protocol.Message) (kafkago.Error, bool)) (protocol.Message, kafkago.Error, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	backoff := c.backoff
+	backoff, concurrentBackoff := c.backoff, concurrentTransactionsBackoff
 	for {
 		msg, kerr, err := c.tryLocked(ctx, req, code)
 		switch {
@@ -85,9 +93,8 @@ func (c *transactionCoordinator) roundTrip(ctx context.Context, req protocol.Mes
 		c.lastSeen = err
 		wait := backoff
 		if kerr == kafkago.ConcurrentTransactions {
-			// The coordinator is still writing the last transaction's markers, which takes a few
-			// milliseconds after EndTxn returned: retry soon, as the Java producer does (20 ms).
-			wait = concurrentTransactionsBackoff
+			// The coordinator is still writing the last transaction's markers: retry soon.
+			wait, concurrentBackoff = concurrentBackoff, min(2*concurrentBackoff, maxConcurrentTransactionsBackoff)
 		} else {
 			c.forgetLocked()
 			backoff = min(2*backoff, time.Second)
