@@ -179,7 +179,7 @@ func (r *Reader) recoverSchemas(ctx context.Context, conn *client.Conn, pos Offs
 			return fatal(fmt.Errorf("the schema history topic %s is empty but the connector has a stored offset (%s): cdcd cannot know the captured tables' structure at that position. If the tables have not changed since, restart with snapshot.mode=recovery to rebuild the history from their current structure; otherwise delete the offsets to take a new snapshot", r.cfg.HistoryTopic, pos))
 		}
 		r.log.Warn("snapshot.mode=recovery: rebuilding the schema history from the tables' current structure", "topic", r.cfg.HistoryTopic)
-		_, err := r.readStructure(ctx, conn, pos, false, nil)
+		_, err := r.readStructure(ctx, conn, pos, nil, nil)
 		return err
 	}
 	cat, err := ddl.Recover(r.cfg.Flavor, records, func(rec ddl.HistoryRecord) bool { return r.atOrBefore(rec, pos) })

@@ -50,7 +50,16 @@ func (r *Reader) snapshot(ctx context.Context, conn *client.Conn, out chan<- sou
 	if withData {
 		pos.Snapshot = initialSnapshot
 	}
-	captured, err := r.readStructure(ctx, conn, pos, true, out)
+	// Without rows, the structure's batch is the snapshot's last and records where streaming starts: under
+	// exactly-once its schema change records would otherwise wait in an open transaction for the first
+	// change streamed, which on an idle database never comes before transaction.timeout.ms aborts it.
+	var structureDone *Offset
+	if !withData {
+		done := pos
+		done.Snapshot = ""
+		structureDone = &done
+	}
+	captured, err := r.readStructure(ctx, conn, pos, out, structureDone)
 	if err != nil {
 		return Offset{}, err
 	}
@@ -388,9 +397,10 @@ func (r *Reader) captured(s serverStructure) []tables.ID {
 }
 
 // readStructure records the captured databases' structure in the schema history at pos, as Debezium's
-// snapshot does, starting a fresh catalog, and emits the schema change events when include.schema.changes
-// is on. It returns the captured tables in reading order.
-func (r *Reader) readStructure(ctx context.Context, conn *client.Conn, pos Offset, emit bool, out chan<- source.Batch) ([]tables.ID, error) {
+// snapshot does, starting a fresh catalog, and, when out is not nil and include.schema.changes is on, emits
+// the schema change events in a batch that records done (nil: no offset; batches recording the snapshot's
+// progress follow). It returns the captured tables in reading order.
+func (r *Reader) readStructure(ctx context.Context, conn *client.Conn, pos Offset, out chan<- source.Batch, done *Offset) ([]tables.ID, error) {
 	s, err := r.readServerStructure(conn)
 	if err != nil {
 		return nil, err
@@ -405,9 +415,13 @@ func (r *Reader) readStructure(ctx context.Context, conn *client.Conn, pos Offse
 		}
 		events = append(events, evs...)
 	}
-	if emit && len(events) > 0 {
+	if out != nil && len(events) > 0 {
+		b := source.Batch{Events: events}
+		if done != nil {
+			b.Offset, b.Position = done.Fields(), binlogPosition{*done}
+		}
 		select {
-		case out <- source.Batch{Events: events}:
+		case out <- b:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
