@@ -51,6 +51,14 @@ type Sink interface {
 	Close(ctx context.Context) error
 }
 
+// IdleAware is a Sink that wants to know when its caller has nothing more ready to send: one that holds
+// records back to batch them with later ones (Kafka's linger.ms) may then send them at once, since no
+// later ones are coming soon. SourceIdle does not block and is safe to call concurrently with Send.
+type IdleAware interface {
+	Sink
+	SourceIdle()
+}
+
 // Transactional is a Sink whose Sends are grouped into atomic transactions (on Kafka: a transactional
 // producer), for exactly-once delivery: the runtime commits each transaction together with the offset
 // record that stands for it, so that after any crash a reader of committed data sees every record once.

@@ -206,6 +206,9 @@ func (p *Pipeline) produce(ctx context.Context, batches <-chan source.Batch, tr 
 		if _, err := p.send(ctx, b, tr); err != nil || ctx.Err() != nil {
 			return err
 		}
+		if idle, ok := p.Sender.(sink.IdleAware); ok && len(batches) == 0 {
+			idle.SourceIdle() // nothing more ready: what the sink holds back to batch, it may send now
+		}
 	}
 }
 

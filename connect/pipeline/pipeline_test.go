@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -273,5 +274,38 @@ func TestParseErrorHandling(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("ParseErrorHandling(%v) = %+v, %v; want %+v", tc.props, got, err, tc.want)
 		}
+	}
+}
+
+// idleAwareSender is ackingSender that counts the times it was told the reader has nothing more ready.
+type idleAwareSender struct {
+	ackingSender
+	idle atomic.Int64
+}
+
+func (s *idleAwareSender) SourceIdle() { s.idle.Add(1) }
+
+// Once the reader has nothing more ready, the sink hears of it (it may stop lingering).
+func TestPipelineTellsTheSinkWhenTheReaderIsIdle(t *testing.T) {
+	sender := &idleAwareSender{}
+	p := &Pipeline{
+		Reader:        batchReader{batches: []source.Batch{{Events: []source.Event{{Topic: "a"}}, Offset: off(1), Position: pos(1)}}},
+		Encoder:       topicEncoder{},
+		Sender:        sender,
+		Offsets:       make(offsetChan, 16),
+		FlushInterval: time.Hour,
+		Log:           slog.New(slog.DiscardHandler),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); sender.idle.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the sink was not told that the reader had nothing more ready")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
 	}
 }

@@ -1091,6 +1091,17 @@ func (p *producer) requestAddPartitions(parts []topicPartition) {
 	}()
 }
 
+// sendOpen closes every partition's open batch, so the loop sends it without waiting for the rest of
+// linger.ms.
+func (p *producer) sendOpen() {
+	p.mu.Lock()
+	for _, ps := range p.order {
+		ps.closeOpen()
+	}
+	p.mu.Unlock()
+	p.signal()
+}
+
 // drain makes the loop send every open batch without waiting for linger.ms until the returned func is
 // called: a commit waits for all of its transaction's records, so lingering would only delay it.
 func (p *producer) drain() (done func()) {

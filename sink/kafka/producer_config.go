@@ -20,6 +20,7 @@ type producerSettings struct {
 	acks            int16 // -1 (all), 0 or 1
 	compression     kafkago.Compression
 	linger          time.Duration
+	lingerSet       bool  // linger.ms was set by the user: honoured as Java's, even when the source is idle
 	batchSize       int64 // batch.size: a partition's batch closes at this many bytes
 	stickyBytes     int64 // batch.size too: how many bytes nil-key records send to one partition before moving on
 	maxRequestSize  int64 // max.request.size: the largest record and the largest request
@@ -138,6 +139,7 @@ func parseProducerSettings(cfg Config, log *slog.Logger) (producerSettings, erro
 			s.compression, err = parseCompression(value)
 		case "linger.ms":
 			s.linger, err = parseMillis(value)
+			s.lingerSet = true
 		case "batch.size":
 			s.batchSize, err = parsePositive(value)
 			s.stickyBytes = s.batchSize

@@ -103,7 +103,10 @@ type Writer struct {
 	outstanding   map[*sendToken]struct{}
 }
 
-var _ sink.Transactional = (*Writer)(nil)
+var (
+	_ sink.Transactional = (*Writer)(nil)
+	_ sink.IdleAware     = (*Writer)(nil)
+)
 
 // NewWriter validates cfg and builds a Writer that logs to log (slog.Default() if nil). It does
 // not contact Kafka (use Ping for an early check); an error means the configuration cannot be
@@ -308,6 +311,16 @@ func (w *Writer) Commit(ctx context.Context, recs []sink.Record) error {
 		return fmt.Errorf("kafka: committing the transaction: %w", err)
 	}
 	return nil
+}
+
+// SourceIdle sends the records held back for linger.ms now, unless the user set linger.ms: the caller has
+// nothing more ready, so waiting would add latency to every change of a quiet source and batch nothing.
+// (Java's default of 5 ms is what Kafka 4.0 chose for clients that keep sending; Connect's source tasks
+// hand a change over as it comes.) A linger.ms set explicitly is honoured as Java's.
+func (w *Writer) SourceIdle() {
+	if !w.producer.settings.lingerSet {
+		w.producer.sendOpen()
+	}
 }
 
 // InFlightBytes reports the bytes handed to Send and not yet resolved (for metrics).

@@ -160,3 +160,32 @@ func TestSendCarriesRecordTime(t *testing.T) {
 		t.Errorf("timestamp %v of an unstamped record, want the producer's", got[1].Timestamp)
 	}
 }
+
+// SourceIdle sends what waits for linger.ms at once when linger.ms is the default; set by the user, the
+// wait is honoured as Java's.
+func TestSourceIdleSendsWhatLingers(t *testing.T) {
+	c := newFakeCluster(t, kfake.SeedTopics(1, "t"))
+	for _, set := range []bool{false, true} {
+		t.Run(fmt.Sprintf("linger.ms set=%v", set), func(t *testing.T) {
+			w := newTestWriter(t, Config{Brokers: c.ListenAddrs()})
+			// An hour's linger: only SourceIdle can send the record before the test's timeout.
+			w.producer.settings.linger, w.producer.settings.lingerSet = time.Hour, set
+			res := newResult()
+			send(t, w, []sink.Record{{Topic: "t", Key: []byte("k"), Value: []byte("v")}}, res.done(t, 0))
+			w.SourceIdle()
+			if set {
+				w.producer.mu.Lock()
+				ps := w.producer.parts[topicPartition{"t", 0}]
+				lingering := ps != nil && ps.open != nil
+				w.producer.mu.Unlock()
+				if !lingering {
+					t.Fatal("the record was sent before the linger.ms the user set")
+				}
+				return
+			}
+			if err := res.wait(t)[0]; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
