@@ -57,6 +57,9 @@ KEYTOOL=${JAVA_HOME:+$JAVA_HOME/bin/}keytool
 # and one set of certificates; e2e/testenv/secure.go knows these names.
 SECURE_USER=cdcd
 SECURE_PASSWORD=cdcd-secret
+# A PLAIN user of Kafka's SASL_SSL listener that is not a super user: the ACLs a test denies it apply.
+KAFKA_RESTRICTED_USER=cdcd-restricted
+KAFKA_RESTRICTED_PASSWORD=cdcd-restricted-secret
 CERT_USER=cdcd_cert # authenticated by the client certificate (its CN) on postgres_tls and mariadb_tls
 CERTS_DIR=$STATE_DIR/certs
 STORE_PASSWORD=cdcd-store # of every PKCS12 and JKS keystore and truststore
@@ -782,7 +785,12 @@ kafka_write_config() {
 		# SASL_SSL, for clients only (brokers and controller talk PLAINTEXT). PLAIN users are the
 		# user_<name> entries of the PLAIN line; SCRAM users live in the cluster metadata (kafka_scram_users).
 		sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN
-		listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SECURE_USER="$SECURE_PASSWORD";
+		listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SECURE_USER="$SECURE_PASSWORD" user_$KAFKA_RESTRICTED_USER="$KAFKA_RESTRICTED_PASSWORD";
+		# ACLs are enforced, but only where one exists: every principal but the restricted user is a super
+		# user, and a resource without ACLs is open to all, so only what a test denies that user is denied.
+		authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+		allow.everyone.if.no.acl.found=true
+		super.users=User:ANONYMOUS;User:$SECURE_USER
 		listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 		listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 		listener.name.sasl_ssl.ssl.keystore.type=PKCS12

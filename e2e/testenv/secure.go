@@ -42,6 +42,10 @@ const (
 	// capture grants of MariaDBCaptureUser).
 	SecureUser     = "cdcd"
 	SecurePassword = "cdcd-secret"
+	// KafkaRestrictedUser and KafkaRestrictedPassword log in to Kafka's SASL_SSL listener with PLAIN as
+	// the one principal that is not a super user: ACLs a test creates for it are enforced.
+	KafkaRestrictedUser     = "cdcd-restricted"
+	KafkaRestrictedPassword = "cdcd-restricted-secret"
 	// CertUser is authenticated by the client certificate (CN=cdcd_cert): on postgres_tls by the
 	// certificate alone (pg_hba "cert", LOGIN REPLICATION), on mariadb_tls by SecurePassword plus a
 	// certificate of the CA (REQUIRE X509, the capture grants).
