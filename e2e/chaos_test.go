@@ -65,16 +65,25 @@ func TestChaosPostgresCrash(t *testing.T) {
 // partition, cdcd runs in its namespace, linked to the database and Kafka.
 func startPostgresChaos(t *testing.T, ctx context.Context, offsetFile string, part *netPartition) (chaosRun, *pgx.Conn, map[string]string) {
 	t.Helper()
+	netns := ""
+	if part != nil {
+		netns = part.ns
+	}
+	return preparePostgresChaos(t, ctx, func(brokers []string, conn map[string]string) *cdcdProcess {
+		return writeStandalone(t, t.TempDir(), workerProps(brokers, offsetFile), conn).startIn(netns)
+	})
+}
+
+// preparePostgresChaos makes the chaos table and its connector, which launch runs, and returns once the
+// connector streams.
+func preparePostgresChaos(t *testing.T, ctx context.Context, launch func(brokers []string, conn map[string]string) *cdcdProcess) (chaosRun, *pgx.Conn, map[string]string) {
+	t.Helper()
 	dsn := testenv.NewPostgresDB(t)
 	brokers := testenv.Kafka(t)
 	prefix := testenv.NewTopicPrefix(t)
 	db := connectPostgres(t, ctx, dsn, "CREATE TABLE chaos (id int PRIMARY KEY, v bigint NOT NULL)", "ALTER TABLE chaos REPLICA IDENTITY FULL")
 	conn := pgConnector(t, dsn, "chaos", prefix, "public.chaos")
-	netns := ""
-	if part != nil {
-		netns = part.ns
-	}
-	p := writeStandalone(t, t.TempDir(), workerProps(brokers, offsetFile), conn).startIn(netns)
+	p := launch(brokers, conn)
 	waitSlotActive(t, ctx, db, conn["slot.name"], p)
 	return chaosRun{
 		workload: &pgChaosDB{ctx: ctx, dsn: dsn}, probe: &pgChaosDB{ctx: ctx, dsn: dsn},
@@ -113,6 +122,29 @@ func TestChaosKafkaCrash(t *testing.T) {
 	ensureKafkaRunsAtCleanup(t)
 	run, _, _ := startPostgresChaos(t, ctx, filepath.Join(t.TempDir(), "offsets.dat"), nil)
 	run.name, run.fault = "kafka SIGKILL", func() { services(t, "crash", "kafka"); services(t, "start", "kafka") }
+	runChaos(t, ctx, run)
+}
+
+// TestChaosKafkaCrashExactlyOnce is TestChaosKafkaCrash with a distributed worker delivering exactly once
+// (exactly.once.source.support=enabled): besides nothing lost, a read_committed consumer sees no change
+// twice across the broker's crashes.
+func TestChaosKafkaCrashExactlyOnce(t *testing.T) {
+	if os.Getenv("CDCD_CHAOS_FAULTS") == "" {
+		t.Skip("the broker's crash recovery is long on the shared test bed: run it with make chaos")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	ensureKafkaRunsAtCleanup(t)
+	run, _, _ := preparePostgresChaos(t, ctx, func(brokers []string, conn map[string]string) *cdcdProcess {
+		props := distributedProps(brokers, conn["topic.prefix"], clusterTopicsOf(conn["topic.prefix"]), freePort(t))
+		props["exactly.once.source.support"] = "enabled"
+		w := startCdcdDistributed(t, props)
+		conn["exactly.once.support"] = "required"
+		createConnector(t, w.url, conn)
+		return w.cdcdProcess
+	})
+	run.name, run.exactlyOnce = "kafka SIGKILL, exactly-once", true
+	run.fault = func() { services(t, "crash", "kafka"); services(t, "start", "kafka") }
 	runChaos(t, ctx, run)
 }
 
@@ -226,6 +258,7 @@ type chaosRun struct {
 	p               *cdcdProcess
 	dbRows          func() map[int]int64 // the table as the database holds it at the end
 	faults          int                  // how many times fault strikes; 0: chaosFaults()
+	exactlyOnce     bool                 // a duplicate fails the run
 }
 
 // probeIDs are the probes' row ids: above any id the workload uses.
@@ -261,6 +294,9 @@ func runChaos(t *testing.T, ctx context.Context, r chaosRun) {
 		t.Fatal(err)
 	}
 	dups, disorder := chaosDuplicates(t, recs)
+	if r.exactlyOnce && dups > 0 {
+		t.Errorf("%s: %d changes read committed twice, want each once", r.name, dups)
+	}
 	if len(disorder) > 0 {
 		t.Errorf("%s: per-key order violated %d times, e.g. %v", r.name, len(disorder), disorder[:min(5, len(disorder))])
 	}
