@@ -114,7 +114,8 @@ type logSpecChecker interface {
 
 // clientErrors checks the settings of the Kafka clients a task of the connector would open, without
 // contacting Kafka: the override policy, the sink as the task opens it (its producer and admin settings),
-// and the schema history's client settings when the connector has any. resolved has its placeholders
+// the clients of the connector's own offsets topic (offsetsTopicErrors), and the schema history's client
+// settings when the connector has any. resolved has its placeholders
 // resolved. The messages name the connector's keys; a caller scrubs them of the config's secrets.
 func (w *Worker) clientErrors(name string, resolved map[string]string) []keyError {
 	if errs := w.overrideErrors(resolved); len(errs) > 0 {
@@ -138,6 +139,7 @@ func (w *Worker) clientErrors(name string, resolved map[string]string) []keyErro
 			}
 		}
 	}
+	out = append(out, w.offsetsTopicErrors(name, resolved)...)
 	return append(out, w.signalErrors(resolved)...)
 }
 

@@ -29,6 +29,8 @@ func (w *Worker) connectorKeys() []configdef.Key {
 			k.Default, k.Recommended = configdef.Ptr(w.cfg.HeaderConverter), config.SupportedConverters
 		case "tasks.max":
 			k.Validator = configdef.AtLeast(1)
+		case offsetsTopicKey:
+			k.Validator = nonEmptyString // SourceConnectorConfig's NonEmptyString
 		case "errors.tolerance":
 			k.Validator = configdef.ValidString("none", "all")
 		case "exactly.once.support":
@@ -52,17 +54,17 @@ func (w *Worker) connectorKeys() []configdef.Key {
 // retrying
 // failed conversions and transforms (errors.retry.*: cdcd's are deterministic, so a retry could only repeat
 // the failure, but a config that asks for one is refused rather than given none; the budget of a task's restarts after
-// retriable errors is Debezium's errors.max.retries, see task.run), a connector's own offsets
-// topic, and plugin versions other than the one cdcd is. Each passes at its default or unset.
+// retriable errors is Debezium's errors.max.retries, see task.run), and plugin versions other than the one
+// cdcd is. Each passes at its default or unset.
 //
 // Every other key of connectKeys is honoured: name, connector.class, tasks.max (each connector runs one
 // task, as Debezium's do, so tasks.max.enforce holds whatever its value), exactly.once.support and the
 // transaction.boundary keys (exactlyOnceErrors, task.exactlyOnce), the converters, transforms and
-// predicates, errors.tolerance and errors.log.*, topic.creation.groups (sink/kafka), and config.action.reload
+// predicates, errors.tolerance and errors.log.*, topic.creation.groups (sink/kafka), offsets.storage.topic
+// in distributed mode (Worker.offsetsFor; refused where it cannot be honoured, offsetsTopicErrors), and config.action.reload
 // (the env, file and directory providers give values without a time to live, so Connect never reloads them
 // either).
-var unimplementedConnectKeys = []string{"errors.retry.timeout", "errors.retry.delay.max.ms", "offsets.storage.topic",
-	"connector.plugin.version", "key.converter.plugin.version", "value.converter.plugin.version", "header.converter.plugin.version"}
+var unimplementedConnectKeys = []string{"errors.retry.timeout", "errors.retry.delay.max.ms", "connector.plugin.version", "key.converter.plugin.version", "value.converter.plugin.version", "header.converter.plugin.version"}
 
 // ConnectorKeys is the accounting of Connect's own connector keys (connectKeys; its plugin versions default
 // to cdcd's, the only one there is): unimplementedConnectKeys are refused unless at their defaults, the
@@ -129,6 +131,14 @@ func connectKeys() []configdef.Key {
 		{Name: "transaction.boundary.interval.ms", Type: configdef.Long, Importance: configdef.Low, Group: "Exactly Once Support", OrderInGroup: 4, Width: configdef.WidthShort, DisplayName: "Transaction boundary interval", Doc: "If 'transaction.boundary' is set to 'interval', determines the interval for producer transaction commits by connector tasks. If unset, defaults to the value of the worker-level 'offset.flush.interval.ms' property. It has no effect if a different transaction.boundary is specified."},
 		{Name: "offsets.storage.topic", Type: configdef.String, Importance: configdef.Low, Group: "offsets.topic", OrderInGroup: 1, Width: configdef.WidthLong, DisplayName: "Offsets topic", Doc: "The name of a separate offsets topic to use for this connector. If empty or not specified, the worker’s global offsets topic name will be used. If specified, the offsets topic will be created if it does not already exist on the Kafka cluster targeted by this connector (which may be different from the one used for the worker's global offsets topic if the bootstrap.servers property of the connector's producer has been overridden from the worker's). Only applicable in distributed mode; in standalone mode, setting this property will have no effect."},
 	}
+}
+
+// nonEmptyString is Connect's ConfigDef.NonEmptyString: unset passes, empty does not.
+func nonEmptyString(name string, value any) error {
+	if s, ok := value.(string); ok && s == "" {
+		return &configdef.ConfigError{Name: name, Value: value, Message: "String must be non-empty"}
+	}
+	return nil
 }
 
 // nonEmptyName is the check of Connect's NonEmptyStringWithoutControlChars on an empty name.

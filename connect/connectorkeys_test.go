@@ -7,7 +7,7 @@ import (
 )
 
 // Connect's own connector keys that ask for what cdcd does not do (retries of failed
-// conversions, a connector's offsets topic, another plugin version) are refused by name at validation and at
+// conversions, another plugin version) are refused by name at validation and at
 // start; at their defaults, or set to cdcd's own version, they pass.
 func TestConnectKeysNotImplementedAreRefused(t *testing.T) {
 	w := newPolicyWorker(t, nil)
@@ -26,7 +26,6 @@ func TestConnectKeysNotImplementedAreRefused(t *testing.T) {
 	refused := map[string]string{
 		"errors.retry.timeout":         "-1",
 		"errors.retry.delay.max.ms":    "1000",
-		"offsets.storage.topic":        "pg-offsets",
 		"connector.plugin.version":     "[3.0,4.0)",
 		"key.converter.plugin.version": "7.9.0",
 	}

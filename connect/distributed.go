@@ -63,6 +63,10 @@ type Distributed struct {
 
 	known cluster.ConfigSnapshot // the config the reconcile loop saw last (loop goroutine only)
 
+	// ownOffsets are the connectors' own offsets topics opened so far, by name (see openOwnOffsets).
+	ownOffsetsMu sync.Mutex
+	ownOffsets   map[string]*cluster.OffsetStore
+
 	// taskWrites serialises the leader's commit records with its zombie fencing rounds (fencingRound).
 	taskWrites sync.Mutex
 }
@@ -90,6 +94,7 @@ func NewDistributed(cfg *config.Worker, parts Parts, log *slog.Logger) (*Distrib
 		return nil, err
 	}
 	w.onTaskState = d.taskStateChanged
+	w.ownOffsets = d.openOwnOffsets
 	if cfg.ExactlyOnceSource {
 		w.preflight = d.preflightFencing
 	}
@@ -177,11 +182,46 @@ func (d *Distributed) Run(ctx context.Context) error {
 	d.w.Shutdown()
 	close(d.statusQ)
 	<-statusDone
+	d.closeOwnOffsets()
 	d.stores.Close()
 	if ctx.Err() != nil {
 		return nil
 	}
 	return err
+}
+
+// openOwnOffsets opens a connector's own offsets topic (creating it when missing) the first time a task or
+// a REST request needs it, and keeps it open, tailed, until the worker stops: connectors naming the same
+// topic share it, and a task's restart does not read it from its beginning again.
+func (d *Distributed) openOwnOffsets(ctx context.Context, topic string) (offsetStore, error) {
+	d.ownOffsetsMu.Lock()
+	defer d.ownOffsetsMu.Unlock()
+	if s, ok := d.ownOffsets[topic]; ok {
+		return s, nil
+	}
+	var opts []cluster.StoresOption
+	if d.kafka != nil {
+		opts = append(opts, cluster.WithTransport(d.kafka))
+	}
+	s, err := cluster.OpenOffsetStore(ctx, cluster.ConnectorOffsetLog(d.w.cfg, topic, d.log, opts...))
+	if err != nil {
+		return nil, err
+	}
+	if d.ownOffsets == nil {
+		d.ownOffsets = map[string]*cluster.OffsetStore{}
+	}
+	d.ownOffsets[topic] = s
+	return s, nil
+}
+
+// closeOwnOffsets closes the connectors' own offsets topics, once no task runs.
+func (d *Distributed) closeOwnOffsets() {
+	d.ownOffsetsMu.Lock()
+	defer d.ownOffsetsMu.Unlock()
+	for topic, s := range d.ownOffsets {
+		s.Close()
+		delete(d.ownOffsets, topic)
+	}
 }
 
 func (d *Distributed) requestReconcile() {

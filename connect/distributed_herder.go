@@ -496,51 +496,74 @@ func (d *Distributed) ConfiguredConnectors() []ConfiguredConnector {
 	return out
 }
 
-// ConnectorOffsets returns the connector's offsets from the offset topic, read to its end.
+// ConnectorOffsets returns the connector's offsets from its offset store (Worker.offsetsFor: the
+// worker's topic, or its own offsets.storage.topic over it), read to its end.
 func (d *Distributed) ConnectorOffsets(name string) (ConnectorOffsets, error) {
-	if _, err := d.ConnectorInfo(name); err != nil {
+	props, err := d.ConnectorConfig(name)
+	if err != nil {
 		return ConnectorOffsets{}, err
 	}
 	ctx, cancel := requestContext()
 	defer cancel()
-	if err := d.stores.Offsets.ReadToEnd(ctx); err != nil {
-		return ConnectorOffsets{}, &RequestError{Kind: ServerError, Message: err.Error()}
+	store, err := d.offsetStoreOf(ctx, name, props)
+	if err != nil {
+		return ConnectorOffsets{}, err
 	}
-	return d.w.storedOffsets(name), nil
+	return storedOffsets(store, name), nil
 }
 
-// checkStoppedAsLeader is the leader's check before an offsets change: the connector exists and is
-// STOPPED (so its task configs are empty and no task runs anywhere).
-func (d *Distributed) checkStoppedAsLeader(name string) error {
+// offsetStoreOf is the offset store of a connector whose config is props (unresolved), read to its end.
+func (d *Distributed) offsetStoreOf(ctx context.Context, name string, props map[string]string) (offsetStore, error) {
+	resolved, err := d.w.ResolveConnectorConfig(props)
+	if err != nil {
+		return nil, &RequestError{Kind: ServerError, Message: err.Error()} // a provider's error names no resolved value
+	}
+	store, _, err := d.w.offsetsFor(ctx, name, resolved)
+	if err == nil {
+		err = store.ReadToEnd(ctx)
+	}
+	if err != nil {
+		return nil, &RequestError{Kind: ServerError, Message: secretsOf(props, resolved, d.w.keysOf(resolved)).scrub(err.Error())}
+	}
+	return store, nil
+}
+
+// stoppedOffsetStore is the leader's check before an offsets change: the connector exists and is
+// STOPPED (so its task configs are empty and no task runs anywhere). It returns the connector's offset
+// store, read to its end.
+func (d *Distributed) stoppedOffsetStore(name string) (offsetStore, error) {
 	ctx, cancel := requestContext()
 	defer cancel()
 	snap, err := d.leaderConfig(ctx, "modify connector offsets")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, ok := snap.Connectors[name]; !ok {
-		return connectorNotFound(name)
+	props, ok := snap.Connectors[name]
+	if !ok {
+		return nil, connectorNotFound(name)
 	}
 	if targetOf(snap, name) != TargetStopped || len(snap.Tasks[name]) > 0 {
-		return notStoppedError(name)
+		return nil, notStoppedError(name)
 	}
-	return d.stores.Offsets.ReadToEnd(ctx)
+	return d.offsetStoreOf(ctx, name, props)
 }
 
-// AlterConnectorOffsets writes offsets of a STOPPED connector to the offset topic.
+// AlterConnectorOffsets writes offsets of a STOPPED connector to its offset store.
 func (d *Distributed) AlterConnectorOffsets(name string, changes []ConnectorOffset) (string, error) {
-	if err := d.checkStoppedAsLeader(name); err != nil {
+	store, err := d.stoppedOffsetStore(name)
+	if err != nil {
 		return "", err
 	}
-	return d.w.alterOffsets(name, changes)
+	return alterOffsets(store, name, changes)
 }
 
-// ResetConnectorOffsets tombstones every offset of a STOPPED connector in the offset topic.
+// ResetConnectorOffsets tombstones every offset of a STOPPED connector in its offset store.
 func (d *Distributed) ResetConnectorOffsets(name string) (string, error) {
-	if err := d.checkStoppedAsLeader(name); err != nil {
+	store, err := d.stoppedOffsetStore(name)
+	if err != nil {
 		return "", err
 	}
-	return d.w.resetOffsets(name)
+	return resetOffsets(store, name)
 }
 
 // ConnectorPlugins lists the plugins, as the standalone worker does.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/connect/pipeline"
 	"github.com/cdcd/cdcd/sink"
 	"github.com/cdcd/cdcd/source"
@@ -97,9 +98,14 @@ func (w *Worker) fenceZombies(ctx context.Context, name string, tasks int, props
 }
 
 // transactions is the pipeline's exactly-once configuration: each transaction ends with the task's
-// offset record, written to the worker's offsets topic (offset.storage.topic) by the task's own
-// transactional producer, as Connect writes it when the connector has no offsets topic of its own.
-func (e *taskExactlyOnce) transactions(s sink.Transactional, offsets storeOffsetWriter, topic string) *pipeline.Transactions {
+// offset record, written to the connector's offsets topic (its offsets.storage.topic, else the worker's
+// offset.storage.topic) by the task's own transactional producer, as Connect's connector store writes
+// it. With a secondary store (the connector's own topic is not the worker's), the offset goes to the
+// worker's topic too, outside the transaction, once it committed: see connectorOffsets.
+func (e *taskExactlyOnce) transactions(s sink.Transactional, offsets storeOffsetWriter, topic string, layered *connectorOffsets) *pipeline.Transactions {
+	if layered != nil {
+		s = secondaryAfterCommit{Transactional: s, topic: topic, store: layered}
+	}
 	return &pipeline.Transactions{
 		Sink: s,
 		OffsetRecord: func(offset []source.OffsetField) (sink.Record, error) {
@@ -115,4 +121,29 @@ func (e *taskExactlyOnce) transactions(s sink.Transactional, offsets storeOffset
 		MaxRecords:    e.maxRecords,
 		CommitTimeout: e.commitTimeout,
 	}
+}
+
+// secondaryAfterCommit is a task's transactional sink whose commits also write the offset records they
+// carried to the worker's offsets topic, the connector store's secondary, once the transaction
+// committed. Connect issues that write when the primary record is acknowledged, which under exactly-once
+// may be before the commit; waiting for it keeps an aborted transaction's offset out of the worker's
+// topic.
+type secondaryAfterCommit struct {
+	sink.Transactional
+	topic string // the connector's offsets topic: the records bound for it are offsets
+	store *connectorOffsets
+}
+
+func (s secondaryAfterCommit) Commit(ctx context.Context, recs []sink.Record) error {
+	if err := s.Transactional.Commit(ctx, recs); err != nil {
+		return err
+	}
+	var entries []offsets.Entry
+	for _, r := range recs {
+		if r.Topic == s.topic {
+			entries = append(entries, offsets.Entry{Key: r.Key, Value: r.Value})
+		}
+	}
+	s.store.putSecondary(ctx, entries)
+	return nil
 }

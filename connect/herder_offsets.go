@@ -15,18 +15,23 @@ func (w *Worker) ConnectorOffsets(name string) (ConnectorOffsets, error) {
 	if _, ok := w.lookup(name); !ok {
 		return ConnectorOffsets{}, connectorNotFound(name)
 	}
-	return w.storedOffsets(name), nil
+	return storedOffsets(w.offsets, name), nil
 }
 
-// storedOffsets lists the connector's partitions and offsets in the offset store.
-func (w *Worker) storedOffsets(name string) ConnectorOffsets {
+// storedOffsets lists the connector's partitions and offsets in store; a partition known without an
+// offset (see offsetStore.Entries) has a null one, as Connect lists it.
+func storedOffsets(store offsetStore, name string) ConnectorOffsets {
 	out := ConnectorOffsets{Offsets: []ConnectorOffset{}}
-	for _, e := range w.offsets.Entries() {
+	for _, e := range store.Entries() {
 		partition, ok := partitionOf(e.Key, name)
-		if !ok || e.Value == nil {
+		if !ok {
 			continue
 		}
-		out.Offsets = append(out.Offsets, ConnectorOffset{Partition: partition, Offset: e.Value})
+		offset := json.RawMessage(e.Value)
+		if e.Value == nil {
+			offset = json.RawMessage("null")
+		}
+		out.Offsets = append(out.Offsets, ConnectorOffset{Partition: partition, Offset: offset})
 	}
 	return out
 }
@@ -76,11 +81,12 @@ func (w *Worker) AlterConnectorOffsets(name string, changes []ConnectorOffset) (
 	if err := w.checkStopped(name); err != nil {
 		return "", err
 	}
-	return w.alterOffsets(name, changes)
+	return alterOffsets(w.offsets, name, changes)
 }
 
-// alterOffsets writes offset changes for a connector whose tasks are known to be stopped.
-func (w *Worker) alterOffsets(name string, changes []ConnectorOffset) (string, error) {
+// alterOffsets writes offset changes to a connector's store (see Worker.offsetsFor) once its tasks are
+// known to be stopped.
+func alterOffsets(store offsetStore, name string, changes []ConnectorOffset) (string, error) {
 	entries := make([]offsets.Entry, 0, len(changes))
 	for _, ch := range changes {
 		partition, err := primitiveFields(ch.Partition, "Partitions")
@@ -105,7 +111,7 @@ func (w *Worker) alterOffsets(name string, changes []ConnectorOffset) (string, e
 		}
 		entries = append(entries, offsets.Entry{Key: key, Value: value})
 	}
-	if err := w.offsets.Put(context.Background(), entries); err != nil {
+	if err := store.Put(context.Background(), entries); err != nil {
 		return "", &RequestError{Kind: ServerError, Message: err.Error()}
 	}
 	return OffsetsAlteredMessage, nil
@@ -143,18 +149,19 @@ func (w *Worker) ResetConnectorOffsets(name string) (string, error) {
 	if err := w.checkStopped(name); err != nil {
 		return "", err
 	}
-	return w.resetOffsets(name)
+	return resetOffsets(w.offsets, name)
 }
 
-// resetOffsets erases every offset of a connector whose tasks are known to be stopped.
-func (w *Worker) resetOffsets(name string) (string, error) {
+// resetOffsets erases every offset of a connector in its store (see Worker.offsetsFor) once its tasks are
+// known to be stopped: a tombstone for each partition the store lists, Connect's reset.
+func resetOffsets(store offsetStore, name string) (string, error) {
 	var entries []offsets.Entry
-	for _, e := range w.offsets.Entries() {
-		if _, ok := partitionOf(e.Key, name); ok && e.Value != nil {
+	for _, e := range store.Entries() {
+		if _, ok := partitionOf(e.Key, name); ok {
 			entries = append(entries, offsets.Entry{Key: e.Key})
 		}
 	}
-	if err := w.offsets.Put(context.Background(), entries); err != nil {
+	if err := store.Put(context.Background(), entries); err != nil {
 		return "", &RequestError{Kind: ServerError, Message: err.Error()}
 	}
 	return OffsetsResetMessage, nil

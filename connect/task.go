@@ -278,12 +278,24 @@ func (c *task) attempt(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	// Another worker may have run this connector until a moment ago: read what it recorded.
-	if err := c.w.offsets.ReadToEnd(ctx); err != nil {
+	store, offsetsTopic, err := c.w.offsetsFor(ctx, c.name, c.props)
+	if err != nil {
 		return err
 	}
+	// Another worker may have run this connector until a moment ago: read what it recorded.
+	if err := store.ReadToEnd(ctx); err != nil {
+		return err
+	}
+	own, _ := store.(*connectorOffsets)
+	if _, ok := store.Get(key); !ok && own != nil {
+		if _, ok := own.secondary.Get(key); ok {
+			c.log.Warn("the connector's own offsets topic has no offset for it, so it starts without one, as Kafka Connect does: "+
+				"the offset in the worker's offsets topic is not used (copy it over with PATCH /connectors/{name}/offsets while "+
+				"the connector is stopped to resume from it)", "offsets_topic", offsetsTopic)
+		}
+	}
 	var stored map[string]any
-	if raw, ok := c.w.offsets.Get(key); ok {
+	if raw, ok := store.Get(key); ok {
 		m, err := offsets.DecodeValue(raw)
 		if err != nil {
 			return fmt.Errorf("stored offset of connector %q: %w", c.name, err)
@@ -339,7 +351,7 @@ func (c *task) attempt(ctx context.Context) (err error) {
 		Errors:        errorHandling,
 		Encoder:       c.w.encoder,
 		Sender:        sender,
-		Offsets:       storeOffsetWriter{store: c.w.offsets, key: key, abandoned: &c.abandoned},
+		Offsets:       storeOffsetWriter{store: store, key: key, abandoned: &c.abandoned},
 		FlushInterval: c.w.flushInterval,
 		FlushTimeout:  c.w.flushTimeout,
 		Log:           c.log,
@@ -349,7 +361,7 @@ func (c *task) attempt(ctx context.Context) (err error) {
 		if !ok {
 			return source.Fatal(fmt.Errorf("exactly.once.source.support=enabled: the sink of connector %q has no transactions", c.name))
 		}
-		p.Transactions = exactlyOnce.transactions(transactional, p.Offsets.(storeOffsetWriter), c.w.cfg.OffsetStorageTopic)
+		p.Transactions = exactlyOnce.transactions(transactional, p.Offsets.(storeOffsetWriter), offsetsTopic, own)
 	}
 	return p.Run(ctx)
 }

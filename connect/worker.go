@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,9 @@ type Worker struct {
 	// onTaskState, when set, hears every state a task reports (distributed mode writes it to the status
 	// topic). It is called from the task's goroutine, without the worker's locks held.
 	onTaskState func(connector string, state State, trace string)
+	// ownOffsets, when set (distributed mode), opens a connector's own offsets topic (offsets.storage.topic)
+	// on the worker's cluster, creating it when missing; the store stays open while the worker runs.
+	ownOffsets func(ctx context.Context, topic string) (offsetStore, error)
 	// preflight, when set, runs before an exactly-once task reads its offset and opens its transactional
 	// producer (distributed mode's zombie fencing round); an error fails that attempt of the task.
 	preflight func(ctx context.Context, connector string) error
@@ -69,6 +73,8 @@ type Worker struct {
 // (distributed).
 type offsetStore interface {
 	Get(key []byte) (value []byte, ok bool)
+	// Entries lists the stored keys, sorted; tombstoned keys are not listed. A nil Value is a key known
+	// without an offset (connectorOffsets: one only the worker's topic holds).
 	Entries() []offsets.Entry
 	// Put returns once the entries are durable.
 	Put(ctx context.Context, entries []offsets.Entry) error
@@ -84,6 +90,12 @@ func (f fileOffsets) Put(_ context.Context, entries []offsets.Entry) error {
 }
 
 func (fileOffsets) ReadToEnd(context.Context) error { return nil }
+
+// Entries leaves out the tombstones the file keeps, as Connect's FileOffsetBackingStore forgets the
+// partition of a tombstone.
+func (f fileOffsets) Entries() []offsets.Entry {
+	return slices.DeleteFunc(f.FileStore.Entries(), func(e offsets.Entry) bool { return e.Value == nil })
+}
 
 // connector is one configured connector: its config as given, what it was asked to be, and its task
 // (nil while stopped).

@@ -79,6 +79,20 @@ func SlotLedgerLog(w *config.Worker, topic string, logger *slog.Logger, opts ...
 	return c
 }
 
+// ConnectorOffsetLog is the LogConfig of a connector's own offsets topic (the connector key
+// offsets.storage.topic, KIP-618), on the worker's cluster: created when missing as Connect's
+// KafkaOffsetBackingStore creates it, with the worker's offset.storage.partitions and
+// offset.storage.replication.factor, compacted; read read_committed, as Connect's offsets consumer of
+// a connector reads it under exactly-once and by default without.
+func ConnectorOffsetLog(w *config.Worker, topic string, logger *slog.Logger, opts ...StoresOption) LogConfig {
+	c := LogConfig{Brokers: w.BootstrapServers, ClientID: clientIDBase(w) + "-connector-offsets", Logger: logger,
+		Topic: OffsetTopic(topic, w.OffsetStoragePartitions, w.OffsetStorageReplicationFactor), ReadCommitted: true}
+	for _, opt := range opts {
+		opt(&c)
+	}
+	return c
+}
+
 // MemberConfigFor fills a MemberConfig's Kafka and group settings from a distributed worker config;
 // the caller adds URL, Configs and OnAssignment, and Transport when the stores got one.
 func MemberConfigFor(w *config.Worker) MemberConfig {
