@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cdcd/cdcd/connect/cluster"
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/source"
@@ -282,5 +283,15 @@ func TestOffsetsTopicValidation(t *testing.T) {
 		if msgs := got[tt.key]; len(msgs) == 0 || !strings.Contains(strings.Join(msgs, "|"), tt.message) {
 			t.Errorf("%v: errors %v, want %s refused mentioning %q", tt.set, got, tt.key, tt.message)
 		}
+	}
+}
+
+// Once a distributed worker closed the connectors' own offsets topics (it stops), none is opened again, by a
+// late REST request say, that nothing would close.
+func TestOwnOffsetsNotReopenedAfterClose(t *testing.T) {
+	d := &Distributed{}
+	d.closeOwnOffsets()
+	if _, err := d.openOwnOffsets(t.Context(), "pg-offsets"); !errors.Is(err, cluster.ErrClosed) {
+		t.Errorf("opening after close: %v, want cluster.ErrClosed", err)
 	}
 }

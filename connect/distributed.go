@@ -64,8 +64,9 @@ type Distributed struct {
 	known cluster.ConfigSnapshot // the config the reconcile loop saw last (loop goroutine only)
 
 	// ownOffsets are the connectors' own offsets topics opened so far, by name (see openOwnOffsets).
-	ownOffsetsMu sync.Mutex
-	ownOffsets   map[string]*cluster.OffsetStore
+	ownOffsetsMu     sync.Mutex
+	ownOffsets       map[string]*cluster.OffsetStore
+	ownOffsetsClosed bool // set by closeOwnOffsets: none is opened after it
 
 	// taskWrites serialises the leader's commit records with its zombie fencing rounds (fencingRound).
 	taskWrites sync.Mutex
@@ -199,6 +200,9 @@ func (d *Distributed) openOwnOffsets(ctx context.Context, topic string) (offsetS
 	if s, ok := d.ownOffsets[topic]; ok {
 		return s, nil
 	}
+	if d.ownOffsetsClosed {
+		return nil, cluster.ErrClosed
+	}
 	var opts []cluster.StoresOption
 	if d.kafka != nil {
 		opts = append(opts, cluster.WithTransport(d.kafka))
@@ -218,6 +222,7 @@ func (d *Distributed) openOwnOffsets(ctx context.Context, topic string) (offsetS
 func (d *Distributed) closeOwnOffsets() {
 	d.ownOffsetsMu.Lock()
 	defer d.ownOffsetsMu.Unlock()
+	d.ownOffsetsClosed = true
 	for topic, s := range d.ownOffsets {
 		s.Close()
 		delete(d.ownOffsets, topic)
