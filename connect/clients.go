@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/signal"
 )
@@ -130,6 +131,11 @@ func (w *Worker) clientErrors(name string, resolved map[string]string) []keyErro
 		cancel()
 	} else {
 		out = append(out, keyErrorsOf(err, map[string]string{"producer.": producerOverridePrefix, "admin.": adminOverridePrefix}, "connector.class")...)
+	}
+	for _, k := range slices.Sorted(maps.Keys(withPrefix(resolved, adminOverridePrefix))) {
+		if !config.IsClientSecurityKey(k) {
+			out = append(out, keyError{adminOverridePrefix + k, config.AdminSettingRefusal(adminOverridePrefix + k)})
+		}
 	}
 	if checker, ok := w.logs.(logSpecChecker); ok {
 		spec := historySpec(resolved, source.LogSpec{Name: resolved[historyTopicKey]})
@@ -252,7 +258,7 @@ func (w *Worker) adminSettings(props map[string]string) map[string]string {
 func securityOnly(settings map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range settings {
-		if strings.HasPrefix(k, "security.") || strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.") {
+		if config.IsClientSecurityKey(k) {
 			out[k] = v
 		}
 	}

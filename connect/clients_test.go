@@ -142,7 +142,7 @@ func TestValidationRefusesClientSecurityByKey(t *testing.T) {
 func TestClientSettingsAsConnectMergesThem(t *testing.T) {
 	w := newPolicyWorker(t, map[string]string{
 		"security.protocol": "SSL", "ssl.truststore.location": "/top.jks", "ssl.client.auth": "required", // the REST listener's
-		"admin.ssl.truststore.location": "/admin.jks", "admin.request.timeout.ms": "5000",
+		"admin.ssl.truststore.location": "/admin.jks",
 		"producer.security.protocol": "SASL_SSL",
 	})
 	props := map[string]string{"admin.override.ssl.truststore.password": "pw", "producer.override.acks": "all"}
@@ -153,6 +153,30 @@ func TestClientSettingsAsConnectMergesThem(t *testing.T) {
 	}
 	if want := map[string]string{"security.protocol": "SASL_SSL", "acks": "all"}; !maps.Equal(sc.Settings, want) {
 		t.Errorf("producer settings %v, want %v", sc.Settings, want)
+	}
+}
+
+// The admin client takes only security settings; any other admin.* (worker) or admin.override.*
+// (connector) setting is refused by name instead of being dropped.
+func TestAdminSettingsOutsideSecurityAreRefused(t *testing.T) {
+	_, _, err := config.ParseWorker(map[string]string{
+		"bootstrap.servers": "k:9092", "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter": "org.apache.kafka.connect.json.JsonConverter", "offset.storage.file.filename": "/tmp/x",
+		"admin.request.timeout.ms": "5000", "admin.ssl.truststore.location": "/admin.jks", "admin.listeners": "http://127.0.0.1:0",
+	}, config.Standalone)
+	if err == nil || !strings.Contains(err.Error(), "admin.request.timeout.ms: cdcd's admin client") || strings.Contains(err.Error(), "admin.ssl.") || strings.Contains(err.Error(), "admin.listeners:") {
+		t.Errorf("worker: got %v, want admin.request.timeout.ms refused, and only it", err)
+	}
+	w := newPolicyWorker(t, nil)
+	cfg := pgConfig("pg")
+	cfg["admin.override.bootstrap.servers"] = "elsewhere:9092"
+	cfg["admin.override.ssl.truststore.location"] = "/admin.jks"
+	got := errorsByKey(t, w, cfg)
+	if msgs := got["admin.override.bootstrap.servers"]; len(msgs) != 1 || !strings.Contains(msgs[0], "takes only Kafka's security settings") {
+		t.Errorf("connector: got %v, want admin.override.bootstrap.servers refused", got)
+	}
+	if _, refused := got["admin.override.ssl.truststore.location"]; refused {
+		t.Errorf("a security setting of the admin client was refused: %v", got)
 	}
 }
 

@@ -320,9 +320,23 @@ func ParseWorker(props map[string]string, mode Mode) (*Worker, configdef.Result,
 func clientSecuritySettings(cfg map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range cfg {
-		if (strings.HasPrefix(k, "security.") || strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.")) && k != "ssl.client.auth" {
+		if IsClientSecurityKey(k) && k != "ssl.client.auth" {
 			out[k] = v
 		}
 	}
 	return out
+}
+
+// IsClientSecurityKey says whether key (without a client prefix) is of Kafka's client security family:
+// security.protocol, ssl.*, sasl.*.
+func IsClientSecurityKey(key string) bool {
+	return strings.HasPrefix(key, "security.") || strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.")
+}
+
+// AdminSettingRefusal is the refusal of a setting of the tasks' admin clients (the worker's admin.*, a
+// connector's admin.override.*) outside the security family: cdcd's admin client creates the tasks' topics
+// on the worker's bootstrap.servers with the producer's timeouts, and takes nothing else.
+func AdminSettingRefusal(key string) string {
+	return fmt.Sprintf("%s: cdcd's admin client (the tasks' topic creation) takes only Kafka's security settings (security.protocol, ssl.*, sasl.*); "+
+		"it reaches the worker's bootstrap.servers with the producer's timeouts, so this setting could not apply: remove it", key)
 }
