@@ -64,6 +64,28 @@ func (s txnSink) Commit(_ context.Context, recs []sink.Record) error {
 func (txnSink) Flush(context.Context) error { return nil }
 func (txnSink) Close(context.Context) error { return nil }
 
+// stopAndCheckLog waits until log holds len(want) entries, stops the run and checks the log is want.
+func stopAndCheckLog(t *testing.T, log *txnLog, cancel context.CancelFunc, done <-chan error, want []string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); len(log.snapshot()) < len(want); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %v", log.snapshot())
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := log.snapshot(); !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// offsetRecord is the offsets-topic record of an offset: its first field's value, on topic "offsets".
+func offsetRecord(o []source.OffsetField) (sink.Record, error) {
+	return sink.Record{Topic: "offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
+}
+
 // releasingReader sends its batches, logs each Release, and waits for the end.
 type releasingReader struct {
 	batchReader
@@ -87,27 +109,13 @@ func TestTransactionsCommitOffsetsWithTheirRecordsAndReleaseAfter(t *testing.T) 
 		Encoder: topicEncoder{},
 		Sender:  txnSink{log},
 		Transactions: &Transactions{Sink: txnSink{log}, Boundary: BoundaryConnector,
-			OffsetRecord: func(o []source.OffsetField) (sink.Record, error) {
-				return sink.Record{Topic: "offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
-			}},
+			OffsetRecord: offsetRecord},
 		Log: slog.New(slog.DiscardHandler),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	for deadline := time.Now().Add(10 * time.Second); len(log.snapshot()) < 6; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s: %v", log.snapshot())
-		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"commit a offsets=1", "release 1", "commit b1 b2 offsets=2", "release 2", "commit c c offsets=3", "release 3"}
-	if got := log.snapshot(); !slices.Equal(got, want) {
-		t.Fatalf("got %q, want %q", got, want)
-	}
+	stopAndCheckLog(t, log, cancel, done, []string{"commit a offsets=1", "release 1", "commit b1 b2 offsets=2", "release 2", "commit c c offsets=3", "release 3"})
 }
 
 // With transaction.boundary=interval, a transaction open when the interval passes is committed even
@@ -124,9 +132,7 @@ func TestTransactionsIntervalAndFinalCommit(t *testing.T) {
 			Encoder: topicEncoder{},
 			Sender:  txnSink{log},
 			Transactions: &Transactions{Sink: txnSink{log}, Boundary: boundary, Interval: c.interval,
-				OffsetRecord: func(o []source.OffsetField) (sink.Record, error) {
-					return sink.Record{Topic: "offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
-				}},
+				OffsetRecord: offsetRecord},
 			Log: slog.New(slog.DiscardHandler),
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -193,9 +199,7 @@ func TestTransactionsPollBoundaryWaitsOutShortGaps(t *testing.T) {
 		Encoder: topicEncoder{},
 		Sender:  txnSink{log},
 		Transactions: &Transactions{Sink: txnSink{log}, Boundary: BoundaryPoll, PollLinger: time.Second,
-			OffsetRecord: func(o []source.OffsetField) (sink.Record, error) {
-				return sink.Record{Topic: "offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
-			}},
+			OffsetRecord: offsetRecord},
 		Log: slog.New(slog.DiscardHandler),
 	}
 	got := runUntil(t, p, log, "release 200")
@@ -225,9 +229,7 @@ func TestTransactionsNeverCommitInsideASplitSourceTransaction(t *testing.T) {
 				Encoder: topicEncoder{},
 				Sender:  txnSink{log},
 				Transactions: &Transactions{Sink: txnSink{log}, Boundary: c.boundary, Interval: time.Millisecond, PollLinger: time.Millisecond,
-					OffsetRecord: func(o []source.OffsetField) (sink.Record, error) {
-						return sink.Record{Topic: "offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
-					}},
+					OffsetRecord: offsetRecord},
 				Log: slog.New(slog.DiscardHandler),
 			}
 			got := runUntil(t, p, log, "release 2")
@@ -305,9 +307,7 @@ func TestTransactionsConvertDuringACommitAndSendAfter(t *testing.T) {
 		Encoder: countingEncoder{&converted},
 		Sender:  gated,
 		Transactions: &Transactions{Sink: gated, Boundary: BoundaryConnector,
-			OffsetRecord: func(o []source.OffsetField) (sink.Record, error) {
-				return sink.Record{Topic: "offsets", Value: fmt.Appendf(nil, "%v", o[0].Value)}, nil
-			}},
+			OffsetRecord: offsetRecord},
 		Log: slog.New(slog.DiscardHandler),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -328,17 +328,5 @@ func TestTransactionsConvertDuringACommitAndSendAfter(t *testing.T) {
 	for range 3 { // …then b's and c's
 		gated.gate <- struct{}{}
 	}
-	for deadline := time.Now().Add(10 * time.Second); len(log.snapshot()) < 6; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s: %v", log.snapshot())
-		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"commit a offsets=1", "release 1", "commit b offsets=2", "release 2", "commit c c offsets=3", "release 3"}
-	if got := log.snapshot(); !slices.Equal(got, want) {
-		t.Fatalf("got %q, want %q", got, want)
-	}
+	stopAndCheckLog(t, log, cancel, done, []string{"commit a offsets=1", "release 1", "commit b offsets=2", "release 2", "commit c c offsets=3", "release 3"})
 }
