@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/props"
 	"github.com/cdcd/cdcd/source/signal"
 )
 
@@ -133,7 +134,7 @@ func (w *Worker) clientErrors(name string, resolved map[string]string) []keyErro
 		out = append(out, keyErrorsOf(err, map[string]string{"producer.": producerOverridePrefix, "admin.": adminOverridePrefix}, "connector.class")...)
 	}
 	for _, k := range slices.Sorted(maps.Keys(withPrefix(resolved, adminOverridePrefix))) {
-		if !config.IsClientSecurityKey(k) {
+		if !props.IsKafkaSecurityKey(k) {
 			out = append(out, keyError{adminOverridePrefix + k, config.AdminSettingRefusal(adminOverridePrefix + k)})
 		}
 	}
@@ -258,7 +259,7 @@ func (w *Worker) adminSettings(props map[string]string) map[string]string {
 func securityOnly(settings map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range settings {
-		if config.IsClientSecurityKey(k) {
+		if props.IsKafkaSecurityKey(k) {
 			out[k] = v
 		}
 	}

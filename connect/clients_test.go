@@ -143,7 +143,7 @@ func TestClientSettingsAsConnectMergesThem(t *testing.T) {
 	w := newPolicyWorker(t, map[string]string{
 		"security.protocol": "SSL", "ssl.truststore.location": "/top.jks", "ssl.client.auth": "required", // the REST listener's
 		"admin.ssl.truststore.location": "/admin.jks",
-		"producer.security.protocol": "SASL_SSL",
+		"producer.security.protocol":    "SASL_SSL",
 	})
 	props := map[string]string{"admin.override.ssl.truststore.password": "pw", "producer.override.acks": "all"}
 	sc := w.sinkConfig("pg", props)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/schema/configdef"
+	"github.com/cdcd/cdcd/source/props"
 )
 
 // Mode is how the worker runs: connect-standalone or connect-distributed.
@@ -320,17 +321,11 @@ func ParseWorker(props map[string]string, mode Mode) (*Worker, configdef.Result,
 func clientSecuritySettings(cfg map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range cfg {
-		if IsClientSecurityKey(k) && k != "ssl.client.auth" {
+		if props.IsKafkaSecurityKey(k) && k != "ssl.client.auth" {
 			out[k] = v
 		}
 	}
 	return out
-}
-
-// IsClientSecurityKey says whether key (without a client prefix) is of Kafka's client security family:
-// security.protocol, ssl.*, sasl.*.
-func IsClientSecurityKey(key string) bool {
-	return strings.HasPrefix(key, "security.") || strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.")
 }
 
 // AdminSettingRefusal is the refusal of a setting of the tasks' admin clients (the worker's admin.*, a

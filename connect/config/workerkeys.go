@@ -122,7 +122,7 @@ func workerRefusals(cfg map[string]string, mode Mode) []string {
 	}
 	for key := range cfg {
 		// admin.listeners and admin.listeners.https.* are the REST API's admin listeners.
-		if k, ok := strings.CutPrefix(key, "admin."); ok && !IsClientSecurityKey(k) && !strings.HasPrefix(k, "listeners") {
+		if k, ok := strings.CutPrefix(key, "admin."); ok && !props.IsKafkaSecurityKey(k) && !strings.HasPrefix(k, "listeners") {
 			out = append(out, AdminSettingRefusal(key))
 		}
 		for _, f := range workerRefusedFamilies {

@@ -18,6 +18,7 @@ import (
 	metadataAPI "github.com/segmentio/kafka-go/protocol/metadata"
 
 	"github.com/cdcd/cdcd/source"
+	"github.com/cdcd/cdcd/source/props"
 )
 
 // LogOpenerConfig configures a LogOpener.
@@ -192,7 +193,7 @@ func (o *LogOpener) clientSecurity(spec source.LogSpec) (producer, consumer *Cli
 	read := func(client string, settings map[string]string) *ClientSecurity {
 		var other []string
 		for k := range settings {
-			if !IsSecurityKey(k) {
+			if !props.IsKafkaSecurityKey(k) {
 				other = append(other, k)
 			}
 		}

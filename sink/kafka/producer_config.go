@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdcd/cdcd/source/props"
 	kafkago "github.com/segmentio/kafka-go"
 )
 
@@ -118,7 +119,7 @@ func parseProducerSettings(cfg Config, log *slog.Logger) (producerSettings, erro
 	sort.Strings(keys) // deterministic first error and log order
 
 	for _, key := range keys {
-		if IsSecurityKey(key) {
+		if props.IsKafkaSecurityKey(key) {
 			continue // ParseClientSecurity's
 		}
 		value := strings.TrimSpace(cfg.Producer[key])

@@ -20,6 +20,7 @@ import (
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
 
+	"github.com/cdcd/cdcd/source/props"
 	"github.com/cdcd/cdcd/source/tlsconf"
 )
 
@@ -83,17 +84,11 @@ func settingErr(key, format string, args ...any) error {
 	return &SettingError{Key: key, Err: fmt.Errorf(format, args...)}
 }
 
-// IsSecurityKey reports whether key belongs to Kafka's client security family, which ParseClientSecurity
-// honours or refuses: security.*, ssl.* and sasl.*.
-func IsSecurityKey(key string) bool {
-	return strings.HasPrefix(key, "security.") || strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.")
-}
-
 // SecuritySettings returns the keys of settings that belong to the security family.
 func SecuritySettings(settings map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range settings {
-		if IsSecurityKey(k) {
+		if props.IsKafkaSecurityKey(k) {
 			out[k] = v
 		}
 	}
@@ -157,7 +152,7 @@ func ParseClientSecurity(settings map[string]string) (ClientSecurity, error) {
 	var errs []error
 	keys := make([]string, 0, len(settings))
 	for k := range settings {
-		if IsSecurityKey(k) {
+		if props.IsKafkaSecurityKey(k) {
 			keys = append(keys, k)
 		}
 	}

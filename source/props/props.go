@@ -300,3 +300,9 @@ func (p *Parser) SkippedOperations(key, def string) map[byte]bool {
 	}
 	return skipped
 }
+
+// IsKafkaSecurityKey reports whether key (without a client prefix) belongs to Kafka's client security
+// family, which every cdcd Kafka client honours or refuses by name: security.*, ssl.* and sasl.*.
+func IsKafkaSecurityKey(key string) bool {
+	return strings.HasPrefix(key, "security.") || strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.")
+}

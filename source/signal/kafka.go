@@ -120,7 +120,7 @@ func readKafka(p *props.Parser, topicPrefix string, on bool) KafkaConfig {
 	for _, key := range slices.Sorted(maps.Keys(consumer)) {
 		v, full := strings.TrimSpace(consumer[key]), kafkaConsumerPrefix+key
 		switch {
-		case strings.HasPrefix(key, "security.") || strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl."):
+		case props.IsKafkaSecurityKey(key):
 			if s.Security == nil {
 				s.Security = map[string]string{}
 			}
