@@ -12,7 +12,7 @@ import (
 
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/source"
-	"github.com/cdcd/cdcd/source/props"
+	sourceprops "github.com/cdcd/cdcd/source/props"
 	"github.com/cdcd/cdcd/source/signal"
 )
 
@@ -134,7 +134,7 @@ func (w *Worker) clientErrors(name string, resolved map[string]string) []keyErro
 		out = append(out, keyErrorsOf(err, map[string]string{"producer.": producerOverridePrefix, "admin.": adminOverridePrefix}, "connector.class")...)
 	}
 	for _, k := range slices.Sorted(maps.Keys(withPrefix(resolved, adminOverridePrefix))) {
-		if !props.IsKafkaSecurityKey(k) {
+		if !sourceprops.IsKafkaSecurityKey(k) {
 			out = append(out, keyError{adminOverridePrefix + k, config.AdminSettingRefusal(adminOverridePrefix + k)})
 		}
 	}
@@ -250,18 +250,7 @@ func (w *Worker) adminSettings(props map[string]string) map[string]string {
 	if out == nil {
 		out = map[string]string{}
 	}
-	maps.Copy(out, securityOnly(w.cfg.Admin))
-	maps.Copy(out, securityOnly(withPrefix(props, adminOverridePrefix)))
-	return out
-}
-
-// securityOnly keeps the keys of Kafka's client security family.
-func securityOnly(settings map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range settings {
-		if props.IsKafkaSecurityKey(k) {
-			out[k] = v
-		}
-	}
+	maps.Copy(out, sourceprops.KafkaSecuritySettings(w.cfg.Admin))
+	maps.Copy(out, sourceprops.KafkaSecuritySettings(withPrefix(props, adminOverridePrefix)))
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cdcd/cdcd/connect/config"
 	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/source"
+	sourceprops "github.com/cdcd/cdcd/source/props"
 )
 
 // offsetsTopicKey is the connector key naming a connector's own offsets topic (KIP-618).
@@ -175,8 +176,8 @@ func (w *Worker) offsetsTopicErrors(name string, props map[string]string) []keyE
 			"Connect would create the offsets topic there; cdcd keeps a connector's offsets topic on the worker's cluster only: "+
 			"remove offsets.storage.topic, or admin.override.bootstrap.servers")...)
 	}
-	worker := securityOnly(w.cfg.Client)
-	for client, settings := range map[string]map[string]string{"producer": securityOnly(producer), "admin client": w.adminSettings(props)} {
+	worker := sourceprops.KafkaSecuritySettings(w.cfg.Client)
+	for client, settings := range map[string]map[string]string{"producer": sourceprops.KafkaSecuritySettings(producer), "admin client": w.adminSettings(props)} {
 		if differ := differentKeys(settings, worker); len(differ) > 0 {
 			out = append(out, refuse("the connector's %s has other Kafka security settings (%s) than the worker's own clients, "+
 				"which cdcd reads, creates and writes the offsets topic with (Connect would use the connector's clients): give "+

@@ -17,6 +17,7 @@ import (
 	"github.com/cdcd/cdcd/source/mysql/types"
 	"github.com/cdcd/cdcd/source/postgres"
 	"github.com/cdcd/cdcd/source/postgres/slotguard"
+	"github.com/cdcd/cdcd/source/props"
 	kafkago "github.com/segmentio/kafka-go"
 )
 
@@ -63,7 +64,7 @@ func workerTransport(cfg *config.Worker) (*kafka.Transport, error) {
 		return nil, fmt.Errorf("%w: the producer's security settings: %w", config.ErrWorkerConfig, kafka.WithKeyPrefix(err, "producer."))
 	}
 	admin := maps.Clone(cfg.Client)
-	maps.Copy(admin, kafka.SecuritySettings(cfg.Admin))
+	maps.Copy(admin, props.KafkaSecuritySettings(cfg.Admin))
 	if _, err := kafka.ParseClientSecurity(admin); err != nil {
 		return nil, fmt.Errorf("%w: the admin client's security settings (admin.* over the top-level ones): %w", config.ErrWorkerConfig, err)
 	}

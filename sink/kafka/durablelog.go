@@ -201,7 +201,7 @@ func (o *LogOpener) clientSecurity(spec source.LogSpec) (producer, consumer *Cli
 		for _, k := range other {
 			errs = append(errs, fmt.Errorf("topic %s: %w", spec.Name, settingErr(client+"."+k, "cdcd does not implement this setting yet; remove it")))
 		}
-		security := SecuritySettings(settings)
+		security := props.KafkaSecuritySettings(settings)
 		if len(security) == 0 {
 			return nil
 		}

@@ -84,17 +84,6 @@ func settingErr(key, format string, args ...any) error {
 	return &SettingError{Key: key, Err: fmt.Errorf(format, args...)}
 }
 
-// SecuritySettings returns the keys of settings that belong to the security family.
-func SecuritySettings(settings map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range settings {
-		if props.IsKafkaSecurityKey(k) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // Keys of the family with no value of their own that cdcd could honour, and why.
 var refusedSecurityKeys = map[string]string{
 	"security.providers":                                  "Java security providers are classes, which cdcd cannot run",

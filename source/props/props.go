@@ -306,3 +306,14 @@ func (p *Parser) SkippedOperations(key, def string) map[byte]bool {
 func IsKafkaSecurityKey(key string) bool {
 	return strings.HasPrefix(key, "security.") || strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.")
 }
+
+// KafkaSecuritySettings keeps the settings of Kafka's client security family (IsKafkaSecurityKey).
+func KafkaSecuritySettings(settings map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range settings {
+		if IsKafkaSecurityKey(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
