@@ -467,9 +467,8 @@ type transaction struct {
 	// sent: a Send would join the committing transaction. The batches read meanwhile are converted and
 	// held (up to MaxRecords records), so that the next transaction's transforms and converters run
 	// during the commit's round trips (the last acknowledgements, EndTxn) instead of after them.
-	committing  chan error
-	held        []heldBatch
-	heldRecords int
+	committing chan error
+	held       []heldBatch
 }
 
 // heldBatch is a batch read and converted while a commit was in flight, not yet sent.
@@ -535,7 +534,7 @@ func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err
 	for {
 		b = source.Batch{}
 		in := batches
-		if t.committing != nil && t.heldRecords >= tx.MaxRecords {
+		if t.committing != nil && t.heldRecords() >= tx.MaxRecords {
 			in = nil // enough held: wait for the commit
 		}
 		select {
@@ -552,7 +551,7 @@ func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err
 			for len(t.held) > 0 && t.committing == nil {
 				h := t.held[0]
 				t.held[0] = heldBatch{}
-				t.held, t.heldRecords = t.held[1:], t.heldRecords-len(h.recs)
+				t.held = t.held[1:]
 				b = h.batch
 				if err := take(h.batch, h.recs); err != nil || ctx.Err() != nil {
 					return err
@@ -578,13 +577,21 @@ func (t *transaction) run(ctx context.Context, batches <-chan source.Batch) (err
 		}
 		if t.committing != nil {
 			t.held = append(t.held, heldBatch{batch: b, recs: recs})
-			t.heldRecords += len(recs)
 			continue
 		}
 		if err := take(b, recs); err != nil || ctx.Err() != nil {
 			return err
 		}
 	}
+}
+
+// heldRecords counts the records held back during the commit in flight.
+func (t *transaction) heldRecords() int {
+	n := 0
+	for _, h := range t.held {
+		n += len(h.recs)
+	}
+	return n
 }
 
 // committable reports whether the open transaction may end now: it holds an offset, and no part of a

@@ -48,7 +48,7 @@ func (m cdcdMode) workerConfig(brokers []string, out outFiles, port int) map[str
 	if !m.exactlyOnce {
 		return workerConfig(brokers, out.path(m.name+".offsets"), port, nil)
 	}
-	cfg := workerConfig(brokers, "", port, map[string]string{
+	return workerConfig(brokers, "", port, map[string]string{
 		"group.id":                          m.group,
 		"config.storage.topic":              m.group + "-configs",
 		"offset.storage.topic":              m.group + "-offsets",
@@ -58,18 +58,19 @@ func (m cdcdMode) workerConfig(brokers []string, out outFiles, port int) map[str
 		"status.storage.replication.factor": "1",
 		"exactly.once.source.support":       "enabled",
 	})
-	delete(cfg, "offset.storage.file.filename")
-	return cfg
 }
 
-// workerConfig is a standalone worker writing JSON with schemas (JsonConverter's default) to brokers.
+// workerConfig is a worker writing JSON with schemas (JsonConverter's default) to brokers; with an
+// offsetsFile, a standalone one keeping its offsets there.
 func workerConfig(brokers []string, offsetsFile string, port int, extra map[string]string) map[string]string {
 	cfg := map[string]string{
-		"bootstrap.servers":            strings.Join(brokers, ","),
-		"key.converter":                "org.apache.kafka.connect.json.JsonConverter",
-		"value.converter":              "org.apache.kafka.connect.json.JsonConverter",
-		"offset.storage.file.filename": offsetsFile,
-		"listeners":                    fmt.Sprintf("http://127.0.0.1:%d", port),
+		"bootstrap.servers": strings.Join(brokers, ","),
+		"key.converter":     "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter":   "org.apache.kafka.connect.json.JsonConverter",
+		"listeners":         fmt.Sprintf("http://127.0.0.1:%d", port),
+	}
+	if offsetsFile != "" {
+		cfg["offset.storage.file.filename"] = offsetsFile
 	}
 	maps.Copy(cfg, extra)
 	return cfg

@@ -29,7 +29,7 @@ func TestRealKafkaMissingACLsFailForGood(t *testing.T) {
 	prefix := testenv.NewTopicPrefix(t)
 	deniedID, deniedTopic, allowedTopic := prefix+"-denied-0", prefix+".denied", prefix+".allowed"
 	for _, topic := range []string{deniedTopic, allowedTopic} {
-		createTopic(t, admin, topic)
+		logCreateTopic(t, testenv.Kafka(t), topic, 1)
 	}
 	// DESCRIBE allowed, WRITE denied, on the one TransactionalId and the one topic.
 	acls := kmsg.NewPtrCreateACLsRequest()
@@ -84,20 +84,5 @@ func TestRealKafkaMissingACLsFailForGood(t *testing.T) {
 				t.Errorf("%v is retried: a missing ACL must fail the task for good", err)
 			}
 		})
-	}
-}
-
-func createTopic(t *testing.T, admin *kgo.Client, topic string) {
-	t.Helper()
-	req := kmsg.NewPtrCreateTopicsRequest()
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, 1, 1
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(t.Context(), admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil && err != kerr.TopicAlreadyExists {
-		t.Fatalf("creating %s: %v", topic, err)
 	}
 }
