@@ -243,16 +243,8 @@ func waitEventsWhere(t *testing.T, ctx context.Context, brokers []string, topic 
 			t.Fatalf("events of %s: %v; cdcd log:\n%s", topic, events, tail(p.log.String(), 4000))
 		}
 		fetches.EachRecord(func(r *kgo.Record) {
-			var ev struct {
-				Payload struct {
-					Op    string `json:"op"`
-					After struct {
-						ID int `json:"id"`
-					} `json:"after"`
-				} `json:"payload"`
-			}
-			if json.Unmarshal(r.Value, &ev) == nil && ev.Payload.Op != "" {
-				events[ev.Payload.After.ID] = append(events[ev.Payload.After.ID], ev.Payload.Op)
+			if id, op, ok := rowEvent(r.Value); ok && op != "" {
+				events[id] = append(events[id], op)
 			}
 		})
 	}

@@ -45,16 +45,8 @@ func (r *eventReader) waitFor(ctx context.Context, want int) {
 			r.t.Fatalf("read %v, want %d events on each topic; cdcd log:\n%s", r.ops, want, r.logs())
 		}
 		fetches.EachRecord(func(rec *kgo.Record) {
-			var ev struct {
-				Payload struct {
-					Op    string `json:"op"`
-					After struct {
-						ID int `json:"id"`
-					} `json:"after"`
-				} `json:"payload"`
-			}
-			if json.Unmarshal(rec.Value, &ev) == nil && r.ops[rec.Topic] != nil {
-				r.ops[rec.Topic][ev.Payload.After.ID] = ev.Payload.Op
+			if id, op, ok := rowEvent(rec.Value); ok && r.ops[rec.Topic] != nil {
+				r.ops[rec.Topic][id] = op
 			}
 		})
 	}
@@ -67,4 +59,21 @@ func (r *eventReader) has(want int) bool {
 		}
 	}
 	return true
+}
+
+// rowEvent reads a JSON change event's payload.after.id and payload.op; ok is false when value is not JSON
+// (a tombstone). A delete has no after: its id is 0.
+func rowEvent(value []byte) (id int, op string, ok bool) {
+	var ev struct {
+		Payload struct {
+			Op    string `json:"op"`
+			After struct {
+				ID int `json:"id"`
+			} `json:"after"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(value, &ev) != nil {
+		return 0, "", false
+	}
+	return ev.Payload.After.ID, ev.Payload.Op, true
 }
