@@ -98,7 +98,8 @@ FUZZ_TARGETS := \
 	FuzzEncode:./schema/jsonconv \
 	FuzzConversionsNeverPanic:./source/mysql/types \
 	FuzzBinlogRowsEvent:./source/mysql \
-	FuzzRegistrySchema:./schema/avro
+	FuzzRegistrySchema:./schema/avro \
+	FuzzRender:./source/signal/sqlfilter
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
