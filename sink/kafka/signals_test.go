@@ -76,7 +76,7 @@ func startSignals(t *testing.T, brokers []string, spec signal.KafkaSpec) *signal
 	if spec.GroupID == "" {
 		spec.GroupID = "kafka-signal"
 	}
-	r := &signalRun{q: signal.NewQueue("c"), log: &syncBuffer{}}
+	r := &signalRun{q: signal.NewQueue("c", signal.Config{}), log: &syncBuffer{}}
 	stop, err := r.q.StartKafka(t.Context(), NewSignalOpener(), signal.KafkaConfig{Spec: spec, Key: "srv", AutoCommit: true, CommitInterval: 5 * time.Second},
 		10*time.Millisecond, slog.New(slog.NewTextHandler(r.log, nil)))
 	if err != nil {

@@ -401,6 +401,10 @@ func (r *Runner) execute(ctx context.Context, sig signal.Signal, log *slog.Logge
 		log.Warn("signal ignored", "error", err)
 		return nil
 	}
+	if err := req.CheckFilters(r.Config.Dialect); err != nil {
+		log.Warn("signal refused: its additional-conditions hold a filter that is not a condition over the table's columns", "error", err)
+		return nil
+	}
 	if req.Type == signal.Blocking && r.Blocking == nil {
 		log.Warn(`signal ignored: this connector does not run blocking snapshots yet; send the same signal with "type": "incremental"`)
 		return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdcd/cdcd/source/notify"
 	"github.com/cdcd/cdcd/source/signal"
+	"github.com/cdcd/cdcd/source/signal/sqlfilter"
 )
 
 // fakeDB is a database of int-keyed tables with a signal table that records the watermarks written.
@@ -333,5 +334,29 @@ func TestIncrementalSnapshotKafkaSignals(t *testing.T) {
 	}
 	if !r2.Seen.First("x") || r2.Seen.First("l") {
 		t.Fatal("a source signal's id is not remembered")
+	}
+}
+
+// TestIncrementalSnapshotRefusesAFilterThatIsNotACondition: a signal of any channel whose filter calls a
+// function outside the allowlist, holds a statement separator or a subquery is refused whole: no window
+// opens, no query reaches the database, and a blocking one is not handed to the reader.
+func TestIncrementalSnapshotRefusesAFilterThatIsNotACondition(t *testing.T) {
+	db := &fakeDB{tables: map[string][]int32{"public.a": {1, 2, 3}}}
+	var notes []string
+	r := newRunner(db, &notes)
+	r.Config.Dialect = sqlfilter.PostgreSQL
+	blocking := 0
+	r.Blocking = func(context.Context, []string, map[string]string) error { blocking++; return nil }
+	for i, filter := range []string{"pg_sleep(1e6) IS NULL", "1=1; DROP TABLE x", "k IN (SELECT 1)"} {
+		for _, kind := range []string{"incremental", "blocking"} {
+			data := fmt.Sprintf(`{"data-collections": ["public.a"], "type": %q, "additional-conditions": [{"data-collection": "public.a", "filter": %q}]}`, kind, filter)
+			sig := signal.Signal{ID: fmt.Sprint(kind, i), Type: signal.ExecuteSnapshot, Data: data, Channel: signal.ChannelKafka}
+			if _, err := r.Signal(context.Background(), sig); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(db.watermarks) != 0 || blocking != 0 || r.Offset() != nil || len(notes) != 0 {
+		t.Fatalf("a refused filter started a snapshot: watermarks %v, blocking %d, offset %+v, notifications %v", db.watermarks, blocking, r.Offset(), notes)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/cdcd/cdcd/source/notify"
 	"github.com/cdcd/cdcd/source/props"
 	"github.com/cdcd/cdcd/source/signal"
+	"github.com/cdcd/cdcd/source/signal/sqlfilter"
 )
 
 // The connector classes, and the names each writes into source.connector.
@@ -252,6 +253,7 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 	c.FieldNames = p.NameAdjuster("field.name.adjustment.mode", schema.NewFieldNameAdjuster)
 	c.Columns = columns.Parse(p, settings)
 	c.Signals = signal.ReadConfig(p, c.TopicPrefix)
+	c.Signals.Dialect = sqlfilter.MySQL
 	c.Signals.ReadOnly = p.Boolean("read.only", false)
 	c.Notify = notify.ReadConfig(p)
 	if c.Signals.Table != "" {

@@ -16,8 +16,10 @@ import (
 	"github.com/cdcd/cdcd/snapshot/incremental"
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/mysql/tables"
+	"github.com/cdcd/cdcd/source/mysql/types"
 	"github.com/cdcd/cdcd/source/notify"
 	"github.com/cdcd/cdcd/source/signal"
+	"github.com/cdcd/cdcd/source/signal/sqlfilter"
 )
 
 // Signals and incremental snapshots (snapshot/incremental) on MySQL and MariaDB: the signal table's rows
@@ -192,6 +194,8 @@ type chunkTable struct {
 	keyCols  []*tables.Column // the chunking columns
 	keyKinds []javaKind       // their Java classes
 	keyList  string           // the quoted chunking columns, comma-separated
+	// condition is the collection's additional condition as checked and printed by sqlfilter; "" for none.
+	condition string
 }
 
 func (db incDB) chunkTable(c incremental.Collection) (*chunkTable, error) {
@@ -211,6 +215,11 @@ func (db incDB) chunkTable(c incremental.Collection) (*chunkTable, error) {
 		return nil, incremental.ErrNoChunkKey
 	}
 	ct := &chunkTable{ts: ts, from: quoteIdent(database) + "." + quoteIdent(name)}
+	if c.Condition != nil {
+		if ct.condition, err = sqlfilter.Render(*c.Condition, sqlfilter.MySQL, ts.table.ColumnNames()); err != nil {
+			return nil, fmt.Errorf("additional-conditions of %s: %w", c.ID, err)
+		}
+	}
 	quoted := make([]string, len(keys))
 	for i, k := range keys {
 		ci := slices.IndexFunc(ts.table.Columns, func(col tables.Column) bool { return strings.EqualFold(col.Name, k) })
@@ -241,8 +250,8 @@ func (db incDB) MaxKey(ctx context.Context, c incremental.Collection) ([]any, er
 		desc[i] = quoteIdent(col.Name) + " DESC"
 	}
 	where := ""
-	if c.Condition != nil {
-		where = " WHERE " + *c.Condition
+	if ct.condition != "" {
+		where = " WHERE " + ct.condition
 	}
 	var maxKey []any
 	err = db.query(ctx, "SELECT "+ct.keyList+" FROM "+ct.from+where+" ORDER BY "+strings.Join(desc, ", ")+" LIMIT 1", func(values []gomysql.FieldValue) error {
@@ -272,8 +281,8 @@ func (db incDB) ReadChunk(ctx context.Context, c incremental.Collection, after, 
 		}
 		where += " AND (" + ct.keyList + ") > (" + afterLit + ")"
 	}
-	if c.Condition != nil {
-		where += " AND " + *c.Condition
+	if ct.condition != "" {
+		where += " AND " + ct.condition
 	}
 	modes := db.st.r.cfg.Modes
 	var rows []incremental.Row
@@ -308,14 +317,48 @@ func (db incDB) ReadChunk(ctx context.Context, c incremental.Collection, after, 
 }
 
 // query streams a SELECT's rows (the text protocol, as the initial snapshot reads them) to each; the
-// values are valid only during the call.
+// values are valid only during the call. It runs in a read-only transaction of its own, bounded by
+// snapshot.query.timeout.ms, so that what a signal starts neither writes nor runs on for good.
 func (db incDB) query(ctx context.Context, q string, each func([]gomysql.FieldValue) error) error {
 	conn, err := db.conn(ctx)
 	if err != nil {
 		return err
 	}
+	if _, err := conn.Execute("START TRANSACTION READ ONLY"); err != nil {
+		return err
+	}
 	var result gomysql.Result
-	return conn.ExecuteSelectStreaming(q, &result, each, nil)
+	if err := conn.ExecuteSelectStreaming(db.st.r.cfg.boundedSelect(q), &result, each, nil); err != nil {
+		conn.Rollback() //nolint:errcheck // the query's error is the one to report; a broken connection is replaced on next use
+		var myErr *gomysql.MyError
+		if errors.As(err, &myErr) && (myErr.Code == erQueryTimeout || myErr.Code == erStatementTimeout) {
+			return fmt.Errorf("%w (the query ran longer than %s=%d; raise it for a table this slow)", err, signal.QueryTimeoutKey, db.st.r.cfg.Signals.QueryTimeout.Milliseconds())
+		}
+		return err
+	}
+	_, err = conn.Execute("COMMIT")
+	return err
+}
+
+// The servers' errors for a statement stopped by its time limit: MySQL's max_execution_time
+// (ER_QUERY_TIMEOUT) and MariaDB's max_statement_time (ER_STATEMENT_TIMEOUT).
+const (
+	erQueryTimeout     = 3024
+	erStatementTimeout = 1969
+)
+
+// boundedSelect is the SELECT q limited to snapshot.query.timeout.ms, as each server limits one
+// statement: MariaDB with SET STATEMENT max_statement_time (seconds), MySQL with the MAX_EXECUTION_TIME
+// optimizer hint (milliseconds).
+func (c *Config) boundedSelect(q string) string {
+	timeout := c.Signals.QueryTimeout
+	if timeout <= 0 {
+		return q
+	}
+	if c.Flavor == types.MariaDB {
+		return fmt.Sprintf("SET STATEMENT max_statement_time=%s FOR %s", strconv.FormatFloat(timeout.Seconds(), 'f', 3, 64), q)
+	}
+	return fmt.Sprintf("SELECT /*+ MAX_EXECUTION_TIME(%d) */%s", timeout.Milliseconds(), strings.TrimPrefix(q, "SELECT"))
 }
 
 // javaKind is the Java class the JDBC driver's getObject returns for a key column, as Debezium's offsets

@@ -68,7 +68,7 @@ func NewReader(cfg *Config, start *Offset, log *slog.Logger) *Reader {
 	metrics.Identify(cfg.Name, cfg.Connector(), cfg.TopicPrefix) // debezium.mysql or debezium.mariadb
 	return &Reader{cfg: cfg, start: start, log: log, headers: source.ContextHeaders(cfg.TopicPrefix, cfg.Connector()),
 		sourceSchema: src, changeSchemas: ddl.NewSchemaChangeSchemas(cfg.Connector(), src), now: time.Now, schemas: map[tables.ID]*tableSchema{},
-		metrics: metrics.NewStream(cfg.Name), signals: signal.NewQueue(cfg.Name)}
+		metrics: metrics.NewStream(cfg.Name), signals: signal.NewQueue(cfg.Name, cfg.Signals)}
 }
 
 // Release is a no-op: unlike a replication slot, the binlog is kept by the server's expiry settings, not

@@ -22,6 +22,7 @@ import (
 	"github.com/cdcd/cdcd/source/mysql/types"
 	"github.com/cdcd/cdcd/source/notify"
 	"github.com/cdcd/cdcd/source/props"
+	"github.com/cdcd/cdcd/source/signal/sqlfilter"
 )
 
 // snapshotBatchRows is how many snapshot rows one batch holds.
@@ -118,7 +119,7 @@ func (r *Reader) beginSnapshot(conn *client.Conn) (pos Offset, unlock func() err
 		}
 		locked = true
 	}
-	for _, q := range append(types.SnapshotSession(), "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT") {
+	for _, q := range append(types.SnapshotSession(), "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY") {
 		if _, err := conn.Execute(q); err != nil {
 			return Offset{}, unlock, fmt.Errorf("starting the snapshot (%s): %w", q, err)
 		}
@@ -183,7 +184,7 @@ func (r *Reader) joinSnapshot(ctx context.Context, main *client.Conn, n int) (jo
 			return joined, err
 		}
 		joined = append(joined, conn)
-		for _, q := range append(types.SnapshotSession(), "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT") {
+		for _, q := range append(types.SnapshotSession(), "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY") {
 			if _, err := conn.Execute(q); err != nil {
 				return joined, fmt.Errorf("starting snapshot connection %d of snapshot.max.threads=%d (%s): %w", i+2, r.cfg.SnapshotThreads, q, err)
 			}
@@ -609,7 +610,13 @@ func (s *rowsRun) table(ctx context.Context, conn *client.Conn, job tableJob) er
 	readTime := r.now().Truncate(time.Second)
 	query := fmt.Sprintf("SELECT * FROM %s.%s", quoteIdent(id.Database), quoteIdent(id.Table))
 	if cond, ok := s.kind.conditions[job.name]; ok {
-		query += " WHERE " + cond
+		// A blocking snapshot's additional condition came with a signal: it runs as sqlfilter prints it,
+		// bounded as an incremental snapshot's queries are.
+		where, err := sqlfilter.Render(cond, sqlfilter.MySQL, ts.table.ColumnNames())
+		if err != nil {
+			return fmt.Errorf("additional-conditions of %s: %w", job.name, err)
+		}
+		query = r.cfg.boundedSelect(query + " WHERE " + where)
 	}
 	// The user's SELECT (snapshot.select.statement.overrides) runs as written; its columns are put in
 	// the table's order once the result's fields are known.
@@ -687,12 +694,8 @@ func overrideColumns(fields []*gomysql.Field, table *tables.Table, listedAs stri
 	for i, f := range fields {
 		returned[i] = string(f.Name)
 	}
-	columns := make([]string, len(table.Columns))
-	for i, c := range table.Columns {
-		columns[i] = c.Name
-	}
 	// The zero FieldValue is NULL.
-	arrange, err := props.OverrideColumns[gomysql.FieldValue](returned, columns, listedAs, listedAs)
+	arrange, err := props.OverrideColumns[gomysql.FieldValue](returned, table.ColumnNames(), listedAs, listedAs)
 	if err != nil {
 		return nil, source.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/cdcd/cdcd/source/notify"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
 	"github.com/cdcd/cdcd/source/signal"
+	"github.com/cdcd/cdcd/source/signal/sqlfilter"
 )
 
 // ConnectorClass is the connector.class a PostgreSQL connector config names.
@@ -225,6 +226,7 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	p.Exclusive("table.include.list", "table.exclude.list")
 	p.Exclusive("column.include.list", "column.exclude.list")
 	c.Signals = signal.ReadConfig(p, c.TopicPrefix)
+	c.Signals.Dialect = sqlfilter.PostgreSQL
 	c.Signals.ReadOnly = p.Boolean("read.only", false)
 	c.Notify = notify.ReadConfig(p)
 	if c.Signals.Table != "" {

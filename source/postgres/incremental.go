@@ -2,12 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/snapshot/incremental"
@@ -16,6 +18,7 @@ import (
 	"github.com/cdcd/cdcd/source/notify"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
 	"github.com/cdcd/cdcd/source/signal"
+	"github.com/cdcd/cdcd/source/signal/sqlfilter"
 )
 
 // Signals and incremental snapshots (snapshot/incremental) on PostgreSQL: the signal table's changes come
@@ -149,6 +152,8 @@ type chunkTable struct {
 	keyIdx   []int    // the chunking columns' positions in info.Columns
 	keyTypes []string // their pg_type names
 	keyCols  []string // quoted
+	// condition is the collection's additional condition as checked and printed by sqlfilter; "" for none.
+	condition string
 }
 
 func (db incDB) chunkTable(ctx context.Context, c incremental.Collection) (*chunkTable, error) {
@@ -169,6 +174,11 @@ func (db incDB) chunkTable(ctx context.Context, c incremental.Collection) (*chun
 		return nil, incremental.ErrNoChunkKey
 	}
 	ct := &chunkTable{info: info, t: t, from: pgx.Identifier{info.Schema, info.Name}.Sanitize()}
+	if c.Condition != nil {
+		if ct.condition, err = sqlfilter.Render(*c.Condition, sqlfilter.PostgreSQL, info.ColumnNames()); err != nil {
+			return nil, fmt.Errorf("additional-conditions of %s: %w", c.ID, err)
+		}
+	}
 	for _, k := range keys {
 		i := slices.IndexFunc(info.Columns, func(col catalog.Column) bool { return col.Name == k })
 		if i < 0 {
@@ -191,25 +201,52 @@ func (db incDB) MaxKey(ctx context.Context, c incremental.Collection) ([]any, er
 		return nil, err
 	}
 	where := ""
-	if c.Condition != nil {
-		where = " WHERE " + *c.Condition
+	if ct.condition != "" {
+		where = " WHERE " + ct.condition
 	}
 	desc := make([]string, len(ct.keyCols))
 	for i, k := range ct.keyCols {
 		desc[i] = k + " DESC"
 	}
-	rr := db.st.sql.PgConn().ExecParams(ctx, "SELECT "+strings.Join(ct.keyCols, ", ")+" FROM "+ct.from+where+" ORDER BY "+strings.Join(desc, ", ")+" LIMIT 1", nil, nil, nil, nil)
 	var maxKey []any
-	for rr.NextRow() {
-		if maxKey, err = javaKey(ct.keyTypes, rr.Values()); err != nil {
-			rr.Close()
-			return nil, err
+	err = db.readOnly(ctx, func() error {
+		rr := db.st.sql.PgConn().ExecParams(ctx, "SELECT "+strings.Join(ct.keyCols, ", ")+" FROM "+ct.from+where+" ORDER BY "+strings.Join(desc, ", ")+" LIMIT 1", nil, nil, nil, nil)
+		for rr.NextRow() {
+			if maxKey, err = javaKey(ct.keyTypes, rr.Values()); err != nil {
+				rr.Close()
+				return err
+			}
 		}
-	}
-	if _, err := rr.Close(); err != nil {
+		_, err := rr.Close()
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("reading the largest key of %s: %w", ct.from, err)
 	}
 	return maxKey, nil
+}
+
+// readOnly runs a snapshot's query in a read-only transaction of its own on the reader's SQL connection,
+// bounded by snapshot.query.timeout.ms, so that what a signal starts neither writes nor runs on for good.
+func (db incDB) readOnly(ctx context.Context, query func() error) error {
+	tx, err := db.st.sql.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // after a commit it does nothing; after a failure the query's error is the one to report
+	if timeout := db.st.cfg.Signals.QueryTimeout; timeout > 0 {
+		if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = "+strconv.FormatInt(timeout.Milliseconds(), 10)); err != nil {
+			return err
+		}
+	}
+	if err := query(); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "57014" {
+			return fmt.Errorf("%w (the query ran longer than %s=%d; raise it for a table this slow)", err, signal.QueryTimeoutKey, db.st.cfg.Signals.QueryTimeout.Milliseconds())
+		}
+		return err
+	}
+	return tx.Commit(ctx)
 }
 
 func (db incDB) ReadChunk(ctx context.Context, c incremental.Collection, after, max []any, limit int) ([]incremental.Row, error) {
@@ -243,8 +280,8 @@ func (db incDB) ReadChunk(ctx context.Context, c incremental.Collection, after, 
 		}
 		where += " AND " + keyList + " > " + afterPH
 	}
-	if c.Condition != nil {
-		where += " AND " + *c.Condition
+	if ct.condition != "" {
+		where += " AND " + ct.condition
 	}
 	cols := make([]string, len(ct.info.Columns))
 	for i, col := range ct.info.Columns {
@@ -252,27 +289,31 @@ func (db incDB) ReadChunk(ctx context.Context, c incremental.Collection, after, 
 	}
 	sql := "SELECT " + strings.Join(cols, ", ") + " FROM " + ct.from + where + " ORDER BY " + strings.Join(ct.keyCols, ", ") + " LIMIT " + strconv.Itoa(limit)
 	var rows []incremental.Row
-	rr := db.st.sql.PgConn().ExecParams(ctx, sql, params, nil, nil, nil)
-	for rr.NextRow() {
-		values := rr.Values()
-		row, err := ct.t.row(textTuple(values), nil, snapshotted)
-		if err != nil {
-			rr.Close()
-			return nil, err
+	err = db.readOnly(ctx, func() error {
+		rr := db.st.sql.PgConn().ExecParams(ctx, sql, params, nil, nil, nil)
+		for rr.NextRow() {
+			values := rr.Values()
+			row, err := ct.t.row(textTuple(values), nil, snapshotted)
+			if err != nil {
+				rr.Close()
+				return err
+			}
+			keyValues := make([][]byte, len(ct.keyIdx))
+			for i, ki := range ct.keyIdx {
+				keyValues[i] = values[ki]
+			}
+			jk, err := javaKey(ct.keyTypes, keyValues)
+			if err != nil {
+				rr.Close()
+				return err
+			}
+			key := ct.t.key(row)
+			rows = append(rows, incremental.Row{KeyText: incremental.KeyText(key), JavaKey: jk, Value: chunkRow{t: ct.t, key: key, row: row}})
 		}
-		keyValues := make([][]byte, len(ct.keyIdx))
-		for i, ki := range ct.keyIdx {
-			keyValues[i] = values[ki]
-		}
-		jk, err := javaKey(ct.keyTypes, keyValues)
-		if err != nil {
-			rr.Close()
-			return nil, err
-		}
-		key := ct.t.key(row)
-		rows = append(rows, incremental.Row{KeyText: incremental.KeyText(key), JavaKey: jk, Value: chunkRow{t: ct.t, key: key, row: row}})
-	}
-	if _, err := rr.Close(); err != nil {
+		_, err := rr.Close()
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("reading a chunk of %s: %w", ct.from, err)
 	}
 	return rows, nil

@@ -101,7 +101,7 @@ func (r *Reader) record(kind, name string) {
 func NewReader(cfg *Config, start *Offset, log *slog.Logger) *Reader {
 	metrics.Identify(cfg.Name, "postgres", cfg.TopicPrefix) // debezium.postgres:…,server=<topic.prefix>
 	r := &Reader{cfg: cfg, start: start, log: log, headers: source.ContextHeaders(cfg.TopicPrefix, "postgresql"),
-		signals: signal.NewQueue(cfg.Name)}
+		signals: signal.NewQueue(cfg.Name, cfg.Signals)}
 	if start != nil {
 		r.released.Store(uint64(start.ResumeLSN()))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/metrics"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
+	"github.com/cdcd/cdcd/source/signal/sqlfilter"
 )
 
 // exportedSnapshot is a snapshot exported by CREATE_REPLICATION_SLOT: it shows exactly the transactions
@@ -113,11 +114,7 @@ func overrideColumns(fields []pgconn.FieldDescription, info *catalog.Table, list
 	for i, f := range fields {
 		returned[i] = f.Name
 	}
-	columns := make([]string, len(info.Columns))
-	for i, c := range info.Columns {
-		columns[i] = c.Name
-	}
-	arrange, err := props.OverrideColumns[[]byte](returned, columns, listedAs, info.Schema+"."+info.Name)
+	arrange, err := props.OverrideColumns[[]byte](returned, info.ColumnNames(), listedAs, info.Schema+"."+info.Name)
 	if err != nil {
 		return nil, source.Fatal(err)
 	}
@@ -221,7 +218,8 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 	return run.progress, nil
 }
 
-// importSnapshot opens n connections, each in a REPEATABLE READ transaction showing the exported snapshot.
+// importSnapshot opens n connections, each in a read-only REPEATABLE READ transaction showing the exported
+// snapshot (read-only as Debezium's snapshot transaction is: a snapshot only reads).
 func (r *Reader) importSnapshot(ctx context.Context, exp *exportedSnapshot, n int) ([]*pgx.Conn, error) {
 	var conns []*pgx.Conn
 	for range n {
@@ -230,7 +228,7 @@ func (r *Reader) importSnapshot(ctx context.Context, exp *exportedSnapshot, n in
 			return conns, err
 		}
 		conns = append(conns, conn)
-		_, err = conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+		_, err = conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
 		if err == nil {
 			_, err = conn.Exec(ctx, fmt.Sprintf("SET TRANSACTION SNAPSHOT '%s'", exp.name))
 		}
@@ -326,14 +324,21 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 		"data_collections": strings.Join(javacompat.HashMapOrder(s.tableIDs), ",")}); err != nil {
 		return err
 	}
+	// A blocking snapshot's additional condition came with a signal: it runs as sqlfilter prints it.
+	condition := ""
+	if cond := s.kind.conditions[id]; cond != "" {
+		if condition, err = sqlfilter.Render(cond, sqlfilter.PostgreSQL, info.ColumnNames()); err != nil {
+			return fmt.Errorf("additional-conditions of %s: %w", id, err)
+		}
+	}
 	var held *snapshot.Item // the newest row, its marker not yet final
 	heldFirst := false      // held is the table's first row
 	for {
 		sql := "SELECT " + strings.Join(cols, ", ") + " FROM " + from
 		var params [][]byte
 		var where []string
-		if cond := s.kind.conditions[id]; cond != "" {
-			where = append(where, "("+cond+")")
+		if condition != "" {
+			where = append(where, condition)
 		}
 		if chunked && lastKey != nil {
 			ph := make([]string, len(lastKey))

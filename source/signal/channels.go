@@ -12,22 +12,33 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/source/props"
+	"github.com/cdcd/cdcd/source/signal/sqlfilter"
 )
 
 // Channel names of signal.enabled.channels that cdcd reads.
 const (
 	ChannelSource = "source" // the signal table (signal.data.collection), read from the change stream
 	ChannelFile   = "file"   // signal.file, polled every signal.poll.interval.ms
+	// ChannelREST is cdcd's own POST /connectors/{name}/signals. Off unless listed, as every channel but
+	// source is in Debezium: a REST client could otherwise start snapshots that only writers of the
+	// signal table or topic can start in Debezium. Debezium ignores a channel name it does not know, so a
+	// configuration listing it still runs there.
+	ChannelREST = "rest"
 )
 
-// Config is a connector's signalling settings. POST /connectors/{name}/signals is always open to
-// operators (behind the REST API's authentication), whatever the channels.
+// Config is a connector's signalling settings.
 type Config struct {
 	// Table is signal.data.collection as schema.table ("" when unset): the source channel's table and
 	// where incremental snapshots write their watermarks.
-	Table               string
-	Source, File, Kafka bool
-	FilePath            string
+	Table                     string
+	Source, File, Kafka, REST bool
+	FilePath                  string
+	// Dialect is the connector's SQL, in which additional-conditions filters are read.
+	Dialect sqlfilter.Dialect
+	// QueryTimeout is snapshot.query.timeout.ms: the longest a query of a snapshot a signal started may run
+	// (an incremental snapshot's chunk and largest-key queries, a blocking snapshot's reads with
+	// additional-conditions); 0 for no limit.
+	QueryTimeout time.Duration
 	// KafkaChannel is the kafka channel's settings (signal.kafka.*, signal.consumer.*), read whether the
 	// channel is on or not.
 	KafkaChannel KafkaConfig
@@ -43,16 +54,20 @@ type Config struct {
 	ReadOnly bool
 }
 
-// ReadConfig reads the signalling keys Debezium's CommonConnectorConfig declares, signal.file, and the
-// kafka channel's keys (Debezium's KafkaSignalChannel: signal.kafka.*, signal.consumer.*); topicPrefix is
-// the connector's topic.prefix, the key of its Kafka signals. The jmx and in-process channels are refused
-// with what to use instead.
+// QueryTimeoutKey is cdcd's own key bounding the queries of the snapshots signals start.
+const QueryTimeoutKey = "snapshot.query.timeout.ms"
+
+// ReadConfig reads the signalling keys Debezium's CommonConnectorConfig declares, signal.file, the kafka
+// channel's keys (Debezium's KafkaSignalChannel: signal.kafka.*, signal.consumer.*) and
+// snapshot.query.timeout.ms; topicPrefix is the connector's topic.prefix, the key of its Kafka signals. The
+// jmx and in-process channels are refused with what to use instead. The connector sets Dialect.
 func ReadConfig(p *props.Parser, topicPrefix string) Config {
 	c := Config{
 		Table:        p.Str("signal.data.collection", ""),
 		FilePath:     p.Str("signal.file", "file-signals.txt"),
 		PollInterval: p.Millis("signal.poll.interval.ms", 5000),
 		ChunkSize:    p.Integer("incremental.snapshot.chunk.size", 1024, 1, 1<<20),
+		QueryTimeout: p.Millis(QueryTimeoutKey, 600000),
 	}
 	c.DeleteWatermarks = p.OneOf("incremental.snapshot.watermarking.strategy", "insert_insert", "insert_insert", "insert_delete") == "insert_delete"
 	channels, _ := p.Raw("signal.enabled.channels")
@@ -69,10 +84,12 @@ func ReadConfig(p *props.Parser, topicPrefix string) Config {
 			c.File = true
 		case ChannelKafka:
 			c.Kafka = true
+		case ChannelREST:
+			c.REST = true
 		case "jmx", "in-process":
-			p.Fail("signal.enabled.channels", channels, fmt.Sprintf("cdcd does not read the %s signal channel yet; use source (the signal table), file (signal.file), kafka (signal.kafka.topic) or POST /connectors/{name}/signals", ch))
+			p.Fail("signal.enabled.channels", channels, fmt.Sprintf("cdcd does not read the %s signal channel yet; use source (the signal table), file (signal.file), kafka (signal.kafka.topic) or rest (POST /connectors/{name}/signals)", ch))
 		default:
-			p.Fail("signal.enabled.channels", channels, fmt.Sprintf("unknown signal channel %q; the channels are source, file and kafka", ch))
+			p.Fail("signal.enabled.channels", channels, fmt.Sprintf("unknown signal channel %q; the channels are source, file, kafka and rest", ch))
 		}
 	}
 	c.KafkaChannel = readKafka(p, topicPrefix, c.Kafka)

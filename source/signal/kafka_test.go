@@ -187,7 +187,7 @@ func TestReadKafkaQueuesThisConnectorsSignals(t *testing.T) {
 	c.add("srv", ``)
 	c.add("srv", `{"id":"w","type":"snapshot-window-open","data":{}}`)
 	c.add("srv", `{"id":"log-1","type":"log","data":{"message":"hello"}}`)
-	q := NewQueue("c")
+	q := NewQueue("c", Config{})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
@@ -228,7 +228,7 @@ func TestReadKafkaCommitsOnlyTakenSignals(t *testing.T) {
 		_ = i
 		c.add("srv", `{"type":"log","data":{"message":"m"}}`)
 	}
-	q := NewQueue("c")
+	q := NewQueue("c", Config{})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
@@ -276,7 +276,7 @@ func TestReadKafkaCommitsOnlyTakenSignals(t *testing.T) {
 func TestReadKafkaRidesOutPollErrors(t *testing.T) {
 	c := &scriptedConsumer{fail: errors.New("broker down")}
 	c.add("srv", `{"id":"a","type":"log","data":{"message":"m"}}`)
-	q := NewQueue("c")
+	q := NewQueue("c", Config{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go q.ReadKafka(ctx, c, KafkaConfig{Key: "srv", AutoCommit: true, CommitInterval: time.Millisecond}, time.Millisecond, discard())
@@ -299,7 +299,7 @@ func TestReadKafkaRidesOutPollErrors(t *testing.T) {
 
 // TestStartKafka: without an opener the channel cannot start, and says so.
 func TestStartKafka(t *testing.T) {
-	if _, err := NewQueue("c").StartKafka(t.Context(), nil, KafkaConfig{}, time.Second, discard()); err == nil {
+	if _, err := NewQueue("c", Config{}).StartKafka(t.Context(), nil, KafkaConfig{}, time.Second, discard()); err == nil {
 		t.Fatal("started without an opener")
 	}
 }

@@ -16,6 +16,7 @@ import (
 // channel, which waits (the topic keeps its signals meanwhile).
 type Queue struct {
 	connector string
+	cfg       Config
 	ch        chan Signal
 	wake      atomic.Pointer[func()]
 }
@@ -23,22 +24,43 @@ type Queue struct {
 // queueCapacity bounds the signals waiting for the stream goroutine.
 const queueCapacity = 32
 
-// NewQueue returns an empty queue for the named connector (the name is in its errors).
-func NewQueue(connector string) *Queue {
-	return &Queue{connector: connector, ch: make(chan Signal, queueCapacity)}
+// NewQueue returns an empty queue for the named connector (the name is in its errors) with its signalling
+// settings: whether the rest channel is on, the dialect of its filters.
+func NewQueue(connector string, cfg Config) *Queue {
+	return &Queue{connector: connector, cfg: cfg, ch: make(chan Signal, queueCapacity)}
 }
 
-// Signal queues a signal. It never blocks: with the queue full it fails. Safe to call from any goroutine.
-// Watermarks are the incremental snapshot's own and refused.
+// Signal queues a signal of the rest channel (POST /connectors/{name}/signals). It is refused unless the
+// channel is enabled, and an execute-snapshot whose additional-conditions hold a filter that is not a
+// condition is refused here, so that the client hears why. It never blocks: with the queue full it
+// fails. Safe to call from any goroutine.
 func (q *Queue) Signal(id, kind, data string) error {
-	if id == "" || kind == "" {
+	if !q.cfg.REST {
+		return fmt.Errorf("connector %s does not take signals over REST: add %s to signal.enabled.channels to send them with POST /connectors/{name}/signals", q.connector, ChannelREST)
+	}
+	if kind == ExecuteSnapshot {
+		// A request that does not parse is logged and skipped by the reader, as the other channels' are;
+		// only its filters are checked here.
+		if req, err := ParseSnapshotRequest(data, false); err == nil {
+			if err := req.CheckFilters(q.cfg.Dialect); err != nil {
+				return err
+			}
+		}
+	}
+	return q.offer(Signal{ID: id, Type: kind, Data: data})
+}
+
+// offer queues a signal without blocking: with the queue full it fails. Watermarks are the incremental
+// snapshot's own and refused.
+func (q *Queue) offer(s Signal) error {
+	if s.ID == "" || s.Type == "" {
 		return errors.New(`a signal needs an "id" and a "type"`)
 	}
-	if kind == OpenWindow || kind == CloseWindow {
-		return fmt.Errorf("%s is written by the incremental snapshot itself, never sent", kind)
+	if s.Type == OpenWindow || s.Type == CloseWindow {
+		return fmt.Errorf("%s is written by the incremental snapshot itself, never sent", s.Type)
 	}
 	select {
-	case q.ch <- Signal{ID: id, Type: kind, Data: data}:
+	case q.ch <- s:
 	default:
 		return fmt.Errorf("%d signals are already waiting for connector %s; send this one again later", queueCapacity, q.connector)
 	}
@@ -97,7 +119,7 @@ func (q *Queue) PollFile(ctx context.Context, path string, interval time.Duratio
 			}
 		}
 		for _, s := range signals {
-			if err := q.Signal(s.ID, s.Type, s.Data); err != nil {
+			if err := q.offer(s); err != nil {
 				log.Warn("signal from the signal file dropped", "signal", s.ID, "error", err)
 			}
 		}

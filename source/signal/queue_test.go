@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cdcd/cdcd/source/signal/sqlfilter"
 )
 
 // TestQueue: a signal is queued and wakes the stream; one without id or type, and a watermark, are
 // refused; a full queue refuses the next one instead of blocking.
 func TestQueue(t *testing.T) {
-	q := NewQueue("c")
+	q := NewQueue("c", Config{REST: true})
 	woken := 0
 	q.SetWake(func() { woken++ })
 	if err := q.Signal("a", Log, `{"message":"x"}`); err != nil || woken != 1 {
@@ -38,13 +40,40 @@ func TestQueue(t *testing.T) {
 	}
 }
 
+// TestQueueRESTChannel: a REST signal is refused, naming the key and the fix, unless the rest channel is
+// on; an execute-snapshot whose filter is not a condition is refused when sent, with the construct named.
+func TestQueueRESTChannel(t *testing.T) {
+	off := NewQueue("c", Config{Source: true})
+	if err := off.Signal("a", Log, `{"message":"x"}`); err == nil || !strings.Contains(err.Error(), "add rest to signal.enabled.channels") {
+		t.Fatalf("the rest channel off: %v", err)
+	}
+	q := NewQueue("c", Config{REST: true, Dialect: sqlfilter.PostgreSQL})
+	for filter, want := range map[string]string{
+		"pg_sleep(1e6) IS NULL": "the function pg_sleep",
+		"1=1; DROP TABLE x":     "';' at offset 3",
+		"id = (SELECT 1)":       "a subquery",
+	} {
+		data := `{"data-collections": ["public.t"], "additional-conditions": [{"data-collection": "public.t", "filter": "` + filter + `"}]}`
+		if err := q.Signal("s", ExecuteSnapshot, data); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("filter %q: %v, want an error with %q", filter, err, want)
+		}
+	}
+	if len(q.C()) != 0 {
+		t.Fatal("a refused signal was queued")
+	}
+	good := `{"data-collections": ["public.t"], "additional-conditions": [{"data-collection": "public.t", "filter": "id > 3"}]}`
+	if err := q.Signal("s", ExecuteSnapshot, good); err != nil {
+		t.Fatalf("a condition: %v", err)
+	}
+}
+
 // TestQueuePollFile: the signal file's signals reach the queue, and the file is emptied.
 func TestQueuePollFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "signals.txt")
 	if err := os.WriteFile(path, []byte(`{"id":"f1","type":"log","data":{"message":"hi"}}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	q := NewQueue("c")
+	q := NewQueue("c", Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go q.PollFile(ctx, path, 10*time.Millisecond, slog.New(slog.DiscardHandler))

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/cdcd/cdcd/source/signal/sqlfilter"
 )
 
 // The signal types Debezium defines for relational connectors.
@@ -165,6 +167,17 @@ func (r SnapshotRequest) Expand(known []string) (tables, unknown []string, err e
 		}
 	}
 	return tables, unknown, nil
+}
+
+// CheckFilters refuses the request unless every additional-conditions filter is a condition sqlfilter
+// accepts in dialect d. Its columns are checked when a table's query is built (sqlfilter.Render).
+func (r SnapshotRequest) CheckFilters(d sqlfilter.Dialect) error {
+	for _, c := range r.AdditionalConditions {
+		if _, err := sqlfilter.Parse(c.Filter, d); err != nil {
+			return fmt.Errorf("signal data: additional-conditions of %q: %w", c.DataCollection.String(), err)
+		}
+	}
+	return nil
 }
 
 // ConditionFor is the additional condition of table ("" when none matches): the first that matches.

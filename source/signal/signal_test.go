@@ -101,19 +101,19 @@ func TestPollFile(t *testing.T) {
 }
 
 func TestReadConfig(t *testing.T) {
-	p := props.NewParser(map[string]string{"signal.data.collection": "public.sig", "signal.enabled.channels": "source, file",
+	p := props.NewParser(map[string]string{"signal.data.collection": "public.sig", "signal.enabled.channels": "source, file, rest",
 		"signal.file": "/tmp/s", "signal.poll.interval.ms": "250", "incremental.snapshot.chunk.size": "10",
-		"incremental.snapshot.watermarking.strategy": "insert_delete"})
+		"incremental.snapshot.watermarking.strategy": "insert_delete", "snapshot.query.timeout.ms": "1500"})
 	c := ReadConfig(p, "p")
 	if err := p.Err(); err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Table: "public.sig", Source: true, File: true, FilePath: "/tmp/s", PollInterval: 250 * time.Millisecond, ChunkSize: 10, DeleteWatermarks: true,
+	want := Config{Table: "public.sig", Source: true, File: true, REST: true, QueryTimeout: 1500 * time.Millisecond, FilePath: "/tmp/s", PollInterval: 250 * time.Millisecond, ChunkSize: 10, DeleteWatermarks: true,
 		KafkaChannel: KafkaConfig{Key: "p", AutoCommit: true, CommitInterval: 5 * time.Second, Spec: KafkaSpec{Topic: "p-signal", GroupID: "kafka-signal"}}}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("config %+v, want %+v", c, want)
 	}
-	if c := ReadConfig(props.NewParser(nil), "p"); !c.Source || c.File || c.ChunkSize != 1024 || c.PollInterval != 5*time.Second {
+	if c := ReadConfig(props.NewParser(nil), "p"); !c.Source || c.File || c.REST || c.ChunkSize != 1024 || c.PollInterval != 5*time.Second || c.QueryTimeout != 10*time.Minute {
 		t.Fatalf("defaults %+v", c)
 	}
 	for settings, want := range map[string]string{

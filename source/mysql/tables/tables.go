@@ -26,6 +26,15 @@ type Table struct {
 	Comment string
 }
 
+// ColumnNames are the names of the table's columns, in order.
+func (t *Table) ColumnNames() []string {
+	names := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		names[i] = c.Name
+	}
+	return names
+}
+
 // Column returns the column named name (MySQL column names are case-insensitive), or nil.
 func (t *Table) Column(name string) *Column {
 	for i := range t.Columns {

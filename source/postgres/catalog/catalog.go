@@ -46,6 +46,15 @@ type Table struct {
 	IdentityColumns []string
 }
 
+// ColumnNames are the names of the table's columns, in attnum order.
+func (t *Table) ColumnNames() []string {
+	names := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		names[i] = c.Name
+	}
+	return names
+}
+
 // Column is one live column of a table.
 type Column struct {
 	Name     string

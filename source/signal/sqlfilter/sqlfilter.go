@@ -263,9 +263,9 @@ func (n *node) boolean() bool {
 type tokKind byte
 
 const (
-	tokEnd tokKind = iota
-	tokWord        // a bare name or keyword
-	tokQuoted      // a quoted name
+	tokEnd    tokKind = iota
+	tokWord           // a bare name or keyword
+	tokQuoted         // a quoted name
 	tokNumber
 	tokString
 	tokOp // an operator or punctuation
