@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cdcd/cdcd/source/props"
@@ -105,8 +106,12 @@ const maxSignalFile = 1 << 20
 // PollFile reads the signals in the signal file, one JSON document per line, and empties the file, as
 // Debezium's FileSignalChannel does. A missing file holds no signals. A line that is not a signal is
 // returned in bad (with its line number) and dropped, so one typo does not block the signals after it.
+// The file is emptied only when it is a signal file: a regular file of at most maxSignalFile bytes with
+// at least one signal in it. Another file signal.file names by mistake (a device, a FIFO, a large file, a
+// file of something else) is reported and left as it is.
 func PollFile(path string) (signals []Signal, bad []error, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	// O_NONBLOCK: opening a FIFO must not wait for a writer; a regular file ignores it.
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -114,18 +119,22 @@ func PollFile(path string) (signals []Signal, bad []error, err error) {
 		return nil, nil, fmt.Errorf("signal.file %s: %w", path, err)
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("signal.file %s: %w", path, err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("signal.file %s is not a regular file (%s); name a file of its own for the signals", path, info.Mode().Type())
+	}
+	if info.Size() > maxSignalFile {
+		return nil, nil, fmt.Errorf("signal.file %s: %d bytes, more than a signal file's %d; it is neither read nor emptied: name a file of its own for the signals, or empty this one", path, info.Size(), maxSignalFile)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSignalFile+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("signal.file %s: %w", path, err)
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil, nil
-	}
-	if err := f.Truncate(0); err != nil {
-		return nil, nil, fmt.Errorf("signal.file %s: emptying it after reading: %w", path, err)
-	}
 	if len(data) > maxSignalFile {
-		return nil, []error{fmt.Errorf("signal.file %s: more than %d bytes; its signals were dropped", path, maxSignalFile)}, nil
+		return nil, nil, fmt.Errorf("signal.file %s: more than a signal file's %d bytes; it is neither read nor emptied", path, maxSignalFile)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, maxSignalFile)
@@ -140,6 +149,15 @@ func PollFile(path string) (signals []Signal, bad []error, err error) {
 			continue
 		}
 		signals = append(signals, s)
+	}
+	if len(signals) == 0 {
+		if len(bad) > 0 {
+			bad = append(bad, fmt.Errorf("signal.file %s holds no signal; it is left as it is (fix or remove its lines)", path))
+		}
+		return nil, bad, nil
+	}
+	if err := f.Truncate(0); err != nil {
+		return nil, nil, fmt.Errorf("signal.file %s: emptying it after reading: %w", path, err)
 	}
 	return signals, bad, nil
 }

@@ -1,10 +1,12 @@
 package signal
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,6 +99,35 @@ func TestPollFile(t *testing.T) {
 	}
 	if s, _, _ := PollFile(path); s != nil {
 		t.Fatal("an emptied file gave signals again")
+	}
+}
+
+// TestPollFileLeavesOtherFilesAlone: a file signal.file names by mistake is reported and left as it is: a
+// FIFO is not read (nor waited on), a file larger than a signal file is neither read nor emptied, and a
+// file without a single signal is not emptied.
+func TestPollFileLeavesOtherFilesAlone(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := PollFile(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("a FIFO: %v", err)
+	}
+	large := filepath.Join(dir, "large")
+	content := bytes.Repeat([]byte(`{"id":"1","type":"log","data":{"message":"one"}}`+"\n"), maxSignalFile/40)
+	notSignals := filepath.Join(dir, "settings")
+	for path, data := range map[string][]byte{large: content, notSignals: []byte("user=app\npassword=secret\n")} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		signals, bad, err := PollFile(path)
+		if len(signals) != 0 || (err == nil && len(bad) == 0) {
+			t.Errorf("%s: signals %v, bad %v, err %v; want it reported", path, signals, bad, err)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(after, data) {
+			t.Errorf("%s was changed: %d bytes left of %d", path, len(after), len(data))
+		}
 	}
 }
 
