@@ -27,12 +27,14 @@ import (
 
 const signalTableDDL = `CREATE TABLE public.debezium_signal (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`
 
-// incrementalConnector is pgConnector for table with the signal table and chunks of chunk rows; snapshot.mode
-// no_data, so that only the incremental snapshot reads the table's rows.
+// incrementalConnector is pgConnector for table with the signal table and chunks of chunk rows, taking
+// signals from the signal table and the REST API; snapshot.mode no_data, so that only the incremental
+// snapshot reads the table's rows.
 func incrementalConnector(t testing.TB, dsn, prefix, table string, chunk int) map[string]string {
 	conn := pgConnector(t, dsn, "inc", prefix, table)
 	conn["snapshot.mode"] = "no_data"
 	conn["signal.data.collection"] = "public.debezium_signal"
+	conn["signal.enabled.channels"] = "source,rest"
 	conn["incremental.snapshot.chunk.size"] = fmt.Sprint(chunk)
 	return conn
 }
@@ -408,7 +410,7 @@ func TestIncrementalSnapshotSignals(t *testing.T) {
 		"CREATE TABLE public.ticks (id int PRIMARY KEY, v bigint NOT NULL)")
 	conn := incrementalConnector(t, dsn, prefix, "public.slow,public.ticks", 20)
 	signalFile := filepath.Join(t.TempDir(), "signals.txt")
-	conn["signal.enabled.channels"] = "source,file"
+	conn["signal.enabled.channels"] = "source,file,rest"
 	conn["signal.file"] = signalFile
 	conn["signal.poll.interval.ms"] = "100"
 	p := startStandalone(t, t.TempDir(), workerProps(brokers, filepath.Join(t.TempDir(), "offsets.dat")), conn)

@@ -88,10 +88,12 @@ func newMariaDBIncrementalBed(t *testing.T, ctx context.Context, table string, r
 	return b
 }
 
-// incrementalConnector is the bed's connector with the signal table and chunks of chunk rows; snapshot.mode
-// no_data, so that only the incremental snapshot reads the tables' rows.
+// incrementalConnector is the bed's connector with the signal table and chunks of chunk rows, taking signals
+// from the signal table and the REST API; snapshot.mode no_data, so that only the incremental snapshot
+// reads the tables' rows.
 func (b *mariadbBed) incrementalConnector(chunk int, extra map[string]string) map[string]string {
 	conn := b.connector("inc", map[string]string{"snapshot.mode": "no_data", "signal.data.collection": b.dsn.DB + ".debezium_signal",
+		"signal.enabled.channels":         "source,rest",
 		"incremental.snapshot.chunk.size": fmt.Sprint(chunk)})
 	for k, v := range extra {
 		conn[k] = v
@@ -272,7 +274,7 @@ func TestMariaDBIncrementalSnapshotSignals(t *testing.T) {
 	const rows = 2000
 	b := newMariaDBIncrementalBed(t, ctx, "slow", rows, "CREATE TABLE ticks (id INT PRIMARY KEY, v BIGINT NOT NULL)")
 	signalFile := filepath.Join(t.TempDir(), "signals.txt")
-	conn := b.incrementalConnector(20, map[string]string{"signal.enabled.channels": "source,file", "signal.file": signalFile,
+	conn := b.incrementalConnector(20, map[string]string{"signal.enabled.channels": "source,file,rest", "signal.file": signalFile,
 		"signal.poll.interval.ms": "100", "notification.enabled.channels": "log"})
 	release := b.holdWindowsAfter(5)
 	p := b.start(workerProps(b.brokers, filepath.Join(b.dir, "offsets.dat")), conn)
@@ -340,7 +342,7 @@ func TestMariaDBReadOnlyIncrementalSnapshot(t *testing.T) {
 		}
 		b.exec(b.db, "INSERT INTO ro VALUES "+strings.Join(values, ", "))
 	}
-	conn := b.connector("ro", map[string]string{"snapshot.mode": "no_data", "read.only": "true",
+	conn := b.connector("ro", map[string]string{"snapshot.mode": "no_data", "read.only": "true", "signal.enabled.channels": "rest",
 		"incremental.snapshot.chunk.size": fmt.Sprint(chunk)})
 	p := b.start(workerProps(b.brokers, filepath.Join(b.dir, "offsets.dat")), conn)
 	defer p.stop()

@@ -20,7 +20,7 @@ func TestMariaDBSetBinlogPosition(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	b := newMariaDBBed(t, ctx, "CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)", mariadbSignalTableDDL)
-	conn := b.connector("mdb", map[string]string{"snapshot.mode": "no_data", "signal.data.collection": b.dsn.DB + ".debezium_signal",
+	conn := b.connector("mdb", map[string]string{"snapshot.mode": "no_data", "signal.data.collection": b.dsn.DB + ".debezium_signal", "signal.enabled.channels": "source,rest",
 		"table.include.list": b.dsn.DB + ".t," + b.dsn.DB + ".debezium_signal"})
 	worker := b.jsonWorker()
 	p := b.start(worker, conn)

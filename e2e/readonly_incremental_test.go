@@ -64,6 +64,7 @@ func newReadOnlyBed(t *testing.T, ctx context.Context, chunk int, seeds ...[2]in
 	b.conn["publication.autocreate.mode"] = "disabled"
 	b.conn["snapshot.mode"] = "no_data"
 	b.conn["read.only"] = "true"
+	b.conn["signal.enabled.channels"] = "rest"
 	b.conn["incremental.snapshot.chunk.size"] = fmt.Sprint(chunk)
 	return b
 }
