@@ -99,9 +99,29 @@ func TestSignalAttackPostgres(t *testing.T) {
 	// A condition over the columns runs as printed: the snapshot reads the rows it selects, and only them.
 	api.expect("POST", "/connectors/inc/signals", executeWithFilter("public.items", `"v" > 40 AND ID <= 45 AND lower('X') = 'x'`), 202)
 	waitLog(t, p, "incremental snapshot completed")
-	ids := snapshotIDs(t, ctx, newBroker(t, brokers), prefix+".public.items", 5, p)
+	broker := newBroker(t, brokers)
+	ids := snapshotIDs(t, ctx, broker, prefix+".public.items", 5, p)
 	if want := []int{41, 42, 43, 44, 45}; !slices.Equal(ids, want) {
 		t.Fatalf("the snapshot read rows %v, want %v", ids, want)
+	}
+	blockingWithCondition(t, ctx, api, broker, "public.items", prefix+".public.items", p)
+}
+
+// blockingWithCondition runs a blocking snapshot of table with the condition id <= 3 after an incremental
+// one that put 5 rows on topic: its 3 rows follow them, and no more.
+func blockingWithCondition(t *testing.T, ctx context.Context, api restClient, broker *capture.Broker, table, topic string, p *cdcdProcess) {
+	t.Helper()
+	body := fmt.Sprintf(`{"type": "execute-snapshot", "data": {"type": "blocking", "data-collections": [%q], "additional-conditions": [{"data-collection": %q, "filter": "id <= 3"}]}}`, table, table)
+	before := len(p.log.String())
+	api.expect("POST", "/connectors/inc/signals", body, 202)
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(p.log.String()[before:], `msg="snapshot finished"`); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) || p.exited() {
+			t.Fatalf("the blocking snapshot did not finish; log:\n%s", tail(p.log.String(), 4000))
+		}
+	}
+	waitSnapshotRows(t, ctx, broker, topic, 8, p)
+	if n, err := broker.Count(ctx, capture.Selection{Topics: []string{topic}}); err != nil || n != 8 {
+		t.Fatalf("%s holds %d records (%v), want the 5 of the incremental snapshot and the 3 of the blocking one", topic, n, err)
 	}
 }
 
@@ -185,4 +205,5 @@ func TestSignalAttackMariaDB(t *testing.T) {
 	if want := []int{41, 42, 43, 44, 45}; !slices.Equal(ids, want) {
 		t.Fatalf("the snapshot read rows %v, want %v", ids, want)
 	}
+	blockingWithCondition(t, ctx, api, b.broker, items, b.prefix+"."+items, p)
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -256,5 +257,26 @@ func TestSignalTableIsCaptured(t *testing.T) {
 		"signal.enabled.channels": "kafka",
 	}, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "signal.enabled.channels") {
 		t.Fatalf("the kafka channel: %v", err)
+	}
+}
+
+// TestBoundedSelect: a snapshot query a signal starts is limited to snapshot.query.timeout.ms as each
+// server limits one statement (MariaDB's max_statement_time in seconds, MySQL's MAX_EXECUTION_TIME hint in
+// milliseconds), and not at all with 0.
+func TestBoundedSelect(t *testing.T) {
+	for _, tc := range []struct {
+		flavor  types.Flavor
+		timeout time.Duration
+		want    string
+	}{
+		{types.MariaDB, 1500 * time.Millisecond, "SET STATEMENT max_statement_time=1.500 FOR SELECT * FROM `d`.`t` WHERE (`v` > 1)"},
+		{types.MySQL, 1500 * time.Millisecond, "SELECT /*+ MAX_EXECUTION_TIME(1500) */ * FROM `d`.`t` WHERE (`v` > 1)"},
+		{types.MySQL, 0, "SELECT * FROM `d`.`t` WHERE (`v` > 1)"},
+	} {
+		c := &Config{Flavor: tc.flavor}
+		c.Signals.QueryTimeout = tc.timeout
+		if got := c.boundedSelect("SELECT * FROM `d`.`t` WHERE (`v` > 1)"); got != tc.want {
+			t.Errorf("flavor %v, timeout %s: %s, want %s", tc.flavor, tc.timeout, got, tc.want)
+		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/metrics"
 	"github.com/cdcd/cdcd/source/postgres/catalog"
+	"github.com/cdcd/cdcd/source/signal"
 	"github.com/cdcd/cdcd/source/signal/sqlfilter"
 )
 
@@ -239,6 +240,26 @@ func (r *Reader) importSnapshot(ctx context.Context, exp *exportedSnapshot, n in
 	return conns, nil
 }
 
+// boundStatements limits the statements that follow in conn's transaction to timeout (none for 0) and
+// returns what sets the limit back to what it was.
+func boundStatements(ctx context.Context, conn *pgx.Conn, timeout time.Duration) (unbound func() error, err error) {
+	if timeout <= 0 {
+		return func() error { return nil }, nil
+	}
+	var was string
+	if err := conn.QueryRow(ctx, "SELECT current_setting('statement_timeout')").Scan(&was); err != nil {
+		return nil, err
+	}
+	set := func(value string) error {
+		_, err := conn.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", value)
+		return err
+	}
+	if err := set(strconv.FormatInt(timeout.Milliseconds(), 10)); err != nil {
+		return nil, err
+	}
+	return func() error { return set(was) }, nil
+}
+
 // tableJob is one table still to read.
 type tableJob struct {
 	info                  *catalog.Table
@@ -292,7 +313,7 @@ func planProgress(prev *snapshot.Progress, tables []*catalog.Table, position, st
 // without a primary key is read in one pass and, after an interruption, read again from its start.
 // Each table holds its newest row back until the next one (or the table's end) says whether it is the
 // table's last, which decides its marker.
-func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) error {
+func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) (err error) {
 	info, tp := job.info, job.progress
 	t, err := newTable(s.r.cfg, info, catalogColumns(info), s.r.headers, s.r.log)
 	if err != nil {
@@ -324,12 +345,22 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 		"data_collections": strings.Join(javacompat.HashMapOrder(s.tableIDs), ",")}); err != nil {
 		return err
 	}
-	// A blocking snapshot's additional condition came with a signal: it runs as sqlfilter prints it.
+	// A blocking snapshot's additional condition came with a signal: it runs as sqlfilter prints it, its
+	// statements bounded by snapshot.query.timeout.ms as an incremental snapshot's are.
 	condition := ""
 	if cond := s.kind.conditions[id]; cond != "" {
 		if condition, err = sqlfilter.Render(cond, sqlfilter.PostgreSQL, info.ColumnNames()); err != nil {
 			return fmt.Errorf("additional-conditions of %s: %w", id, err)
 		}
+		var unbound func() error
+		if unbound, err = boundStatements(ctx, conn, s.r.cfg.Signals.QueryTimeout); err != nil {
+			return fmt.Errorf("limiting the reads of %s to %s: %w", id, signal.QueryTimeoutKey, err)
+		}
+		defer func() {
+			if unboundErr := unbound(); err == nil && unboundErr != nil {
+				err = fmt.Errorf("lifting the limit of %s on the snapshot's reads: %w", signal.QueryTimeoutKey, unboundErr)
+			}
+		}()
 	}
 	var held *snapshot.Item // the newest row, its marker not yet final
 	heldFirst := false      // held is the table's first row
