@@ -91,7 +91,8 @@ type Reader interface {
 
 // Signaler is a Reader that takes Debezium signals from outside its database: the signal file and cdcd's
 // POST /connectors/{name}/signals. Optional. Signal never blocks and may be called from any goroutine; an
-// error means the signal was not queued (a bad signal, or too many waiting) and says why. A queued signal is
+// error means the signal was not queued (the connector's rest channel is off, a bad signal, or too many
+// waiting) and says why. A queued signal is
 // acted on by the reader's own goroutine, and a signal it cannot carry out is logged there.
 type Signaler interface {
 	Signal(id, kind, data string) error

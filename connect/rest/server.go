@@ -659,8 +659,8 @@ type signalRequest struct {
 
 // postSignal is cdcd's own POST /connectors/{name}/signals: a signal for the connector's task, such as
 // {"type":"execute-snapshot","data":{"data-collections":["public.orders"]}}, acted on as if it came
-// through the signal table. Without an id, one is made. 202: the task has queued it; its log says what
-// it did.
+// through the signal table, when the connector's signal.enabled.channels lists rest (400 naming the key
+// otherwise). Without an id, one is made. 202: the task has queued it; its log says what it did.
 func (s *Server) postSignal(w http.ResponseWriter, r *http.Request) {
 	sh, ok := s.herder.(Signaller)
 	if !ok {
