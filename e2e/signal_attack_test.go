@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,19 +55,36 @@ func pgQueriesLike(t *testing.T, ctx context.Context, db *pgx.Conn, text string)
 	return n
 }
 
-func TestSignalAttackPostgres(t *testing.T) {
+// signalBed is a PostgreSQL database with the signal table and cdcd streaming it with incrementalConnector.
+type signalBed struct {
+	db      *pgx.Conn // the superuser's
+	brokers []string
+	prefix  string
+	p       *cdcdProcess
+}
+
+// startSignalBed runs setup in a new database, then cdcd with incrementalConnector for table in chunks of
+// chunk rows and the settings of set, and waits for it to stream.
+func startSignalBed(t *testing.T, ctx context.Context, table string, chunk int, set map[string]string, setup ...string) signalBed {
+	t.Helper()
 	dsn := testenv.NewPostgresDB(t)
-	brokers := testenv.Kafka(t)
-	prefix := testenv.NewTopicPrefix(t)
+	b := signalBed{brokers: testenv.Kafka(t), prefix: testenv.NewTopicPrefix(t)}
+	b.db = connectPostgres(t, ctx, dsn, append([]string{signalTableDDL}, setup...)...)
+	conn := incrementalConnector(t, dsn, b.prefix, table, chunk)
+	maps.Copy(conn, set)
+	b.p = startStandalone(t, t.TempDir(), workerProps(b.brokers, filepath.Join(t.TempDir(), "offsets.dat")), conn)
+	waitSlotActive(t, ctx, b.db, conn["slot.name"], b.p)
+	return b
+}
+
+func TestSignalAttackPostgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	db := connectPostgres(t, ctx, dsn, signalTableDDL,
+	b := startSignalBed(t, ctx, "public.items", 10, nil,
 		"CREATE TABLE public.items (id int PRIMARY KEY, v bigint NOT NULL)",
 		"INSERT INTO public.items SELECT g, g FROM generate_series(1, 50) g",
 		"CREATE TABLE public.victim (id int)")
-	conn := incrementalConnector(t, dsn, prefix, "public.items", 10)
-	p := startStandalone(t, t.TempDir(), workerProps(brokers, filepath.Join(t.TempDir(), "offsets.dat")), conn)
-	waitSlotActive(t, ctx, db, conn["slot.name"], p)
+	db, p := b.db, b.p
 	api := p.restAPI()
 
 	for filter, construct := range map[string]string{
@@ -99,12 +117,13 @@ func TestSignalAttackPostgres(t *testing.T) {
 	// A condition over the columns runs as printed: the snapshot reads the rows it selects, and only them.
 	api.expect("POST", "/connectors/inc/signals", executeWithFilter("public.items", `"v" > 40 AND ID <= 45 AND lower('X') = 'x'`), 202)
 	waitLog(t, p, "incremental snapshot completed")
-	broker := newBroker(t, brokers)
-	ids := snapshotIDs(t, ctx, broker, prefix+".public.items", 5, p)
+	broker := newBroker(t, b.brokers)
+	topic := b.prefix + ".public.items"
+	ids := snapshotIDs(t, ctx, broker, topic, 5, p)
 	if want := []int{41, 42, 43, 44, 45}; !slices.Equal(ids, want) {
 		t.Fatalf("the snapshot read rows %v, want %v", ids, want)
 	}
-	blockingWithCondition(t, ctx, api, broker, "public.items", prefix+".public.items", p)
+	blockingWithCondition(t, ctx, api, broker, "public.items", topic, p)
 }
 
 // blockingWithCondition runs a blocking snapshot of table with the condition id <= 3 after an incremental
@@ -149,18 +168,11 @@ func TestReadOnlyConnectorRefusesRESTSignals(t *testing.T) {
 // TestSnapshotQueryTimeout: with snapshot.query.timeout.ms=1, an incremental snapshot's query that scans a
 // large table is stopped by the server, and the table is skipped with the key to raise named.
 func TestSnapshotQueryTimeout(t *testing.T) {
-	dsn := testenv.NewPostgresDB(t)
-	brokers := testenv.Kafka(t)
-	prefix := testenv.NewTopicPrefix(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	db := connectPostgres(t, ctx, dsn, signalTableDDL,
+	p := startSignalBed(t, ctx, "public.big", 1000, map[string]string{"snapshot.query.timeout.ms": "1"},
 		"CREATE TABLE public.big (id int PRIMARY KEY, note text NOT NULL)",
-		"INSERT INTO public.big SELECT g, repeat('x', 100) FROM generate_series(1, 300000) g")
-	conn := incrementalConnector(t, dsn, prefix, "public.big", 1000)
-	conn["snapshot.query.timeout.ms"] = "1"
-	p := startStandalone(t, t.TempDir(), workerProps(brokers, filepath.Join(t.TempDir(), "offsets.dat")), conn)
-	waitSlotActive(t, ctx, db, conn["slot.name"], p)
+		"INSERT INTO public.big SELECT g, repeat('x', 100) FROM generate_series(1, 300000) g").p
 	// No row matches: the largest-key query reads the whole table.
 	p.restAPI().expect("POST", "/connectors/inc/signals", executeWithFilter("public.big", "upper(note) = 'NEVER'"), 202)
 	waitLog(t, p, "incremental snapshot of a table skipped")

@@ -82,13 +82,13 @@ func Parse(filter string, d Dialect) (*Filter, error) {
 		err = errors.New("it is a value, not a condition; compare it (e.g. col = 1)")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("filter %q: %w; %s", filter, err, grammarHint)
+		return nil, fmt.Errorf("filter %q: %w; %s%s", filter, err, grammarHint, strings.Join(Functions, ", "))
 	}
 	return &Filter{dialect: d, root: root}, nil
 }
 
 // grammarHint ends every refusal of a filter's form.
-const grammarHint = "a filter is a condition over the table's columns: literals, comparisons, AND, OR, NOT, IS [NOT] NULL, IN (literals), BETWEEN, LIKE, + - * / %, parentheses and the functions lower, upper, length, coalesce, abs"
+const grammarHint = "a filter is a condition over the table's columns: literals, comparisons, AND, OR, NOT, IS [NOT] NULL, IN (literals), BETWEEN, LIKE, + - * / %, parentheses and the functions "
 
 // SQL prints the filter for a table whose columns are columns, as the catalog names them; a column the
 // filter names that the table does not have is refused.
@@ -132,6 +132,7 @@ func (f *Filter) column(n *node, columns []string) (string, error) {
 }
 
 func (f *Filter) print(b *strings.Builder, n *node, columns []string) error {
+	a := n.args
 	switch n.kind {
 	case nodeColumn:
 		col, err := f.column(n, columns)
@@ -139,72 +140,55 @@ func (f *Filter) print(b *strings.Builder, n *node, columns []string) error {
 			return err
 		}
 		b.WriteString(f.quoteIdent(col))
-	case nodeNumber:
+	case nodeNumber, nodeKeyword:
 		b.WriteString(n.text)
 	case nodeString:
 		b.WriteString(f.quoteString(n.text))
-	case nodeKeyword:
-		b.WriteString(n.text)
 	case nodeUnary:
-		b.WriteString("(" + n.text + " ")
-		if err := f.print(b, n.args[0], columns); err != nil {
-			return err
-		}
-		b.WriteString(")")
+		return f.printAll(b, columns, "(", n.text, " ", a[0], ")")
 	case nodeBinary:
-		b.WriteString("(")
-		if err := f.print(b, n.args[0], columns); err != nil {
-			return err
-		}
-		b.WriteString(" " + n.text + " ")
-		if err := f.print(b, n.args[1], columns); err != nil {
-			return err
-		}
-		b.WriteString(")")
+		return f.printAll(b, columns, "(", a[0], " "+n.text+" ", a[1], ")")
 	case nodeIs:
-		b.WriteString("(")
-		if err := f.print(b, n.args[0], columns); err != nil {
-			return err
-		}
-		b.WriteString(" " + n.text + ")")
+		return f.printAll(b, columns, "(", a[0], " "+n.text+")")
 	case nodeBetween:
-		b.WriteString("(")
-		for i, word := range []string{" " + n.text + " ", " AND ", ""} {
-			if err := f.print(b, n.args[i], columns); err != nil {
-				return err
-			}
-			b.WriteString(word)
-		}
-		b.WriteString(")")
+		return f.printAll(b, columns, "(", a[0], " "+n.text+" ", a[1], " AND ", a[2], ")")
 	case nodeIn:
-		b.WriteString("(")
-		if err := f.print(b, n.args[0], columns); err != nil {
-			return err
-		}
-		b.WriteString(" " + n.text + " ")
-		if err := f.list(b, n.args[1:], columns); err != nil {
-			return err
-		}
-		b.WriteString(")")
+		return f.printAll(b, columns, "(", a[0], " "+n.text+" ", list(a[1:]), ")")
 	case nodeCall:
-		b.WriteString(n.text)
-		return f.list(b, n.args, columns)
+		return f.printAll(b, columns, n.text, list(a))
 	}
 	return nil
 }
 
-// list prints a parenthesised list: a call's arguments, IN's literals.
-func (f *Filter) list(b *strings.Builder, items []*node, columns []string) error {
-	b.WriteString("(")
+// list is a parenthesised, comma-separated list of nodes (a call's arguments, IN's literals) as printAll
+// takes it.
+func list(items []*node) []any {
+	out := []any{"("}
 	for i, item := range items {
 		if i > 0 {
-			b.WriteString(", ")
+			out = append(out, ", ")
 		}
-		if err := f.print(b, item, columns); err != nil {
-			return err
+		out = append(out, item)
+	}
+	return append(out, ")")
+}
+
+// printAll prints pieces in order: strings as they are, nodes printed, and lists of pieces in turn.
+func (f *Filter) printAll(b *strings.Builder, columns []string, pieces ...any) error {
+	for _, piece := range pieces {
+		switch piece := piece.(type) {
+		case string:
+			b.WriteString(piece)
+		case *node:
+			if err := f.print(b, piece, columns); err != nil {
+				return err
+			}
+		case []any:
+			if err := f.printAll(b, columns, piece...); err != nil {
+				return err
+			}
 		}
 	}
-	b.WriteString(")")
 	return nil
 }
 
@@ -568,18 +552,23 @@ func (p *parser) inList(left *node, text string) (*node, error) {
 	if !p.op("(") {
 		return nil, p.unexpected("IN takes a list of literals in parentheses")
 	}
-	n := &node{kind: nodeIn, text: text, args: []*node{left}}
+	return p.items(&node{kind: nodeIn, text: text, args: []*node{left}}, p.literal, "IN's list of literals")
+}
+
+// items parses a comma-separated list of item closed by ")" (its "(" taken), appending each to n's
+// arguments; what names the list in an error.
+func (p *parser) items(n *node, item func() (*node, error), what string) (*node, error) {
 	for {
-		lit, err := p.literal()
+		it, err := item()
 		if err != nil {
 			return nil, err
 		}
-		n.args = append(n.args, lit)
+		n.args = append(n.args, it)
 		if p.op(")") {
 			return n, nil
 		}
 		if !p.op(",") {
-			return nil, p.unexpected("IN's list of literals")
+			return nil, p.unexpected(what)
 		}
 	}
 }
@@ -709,18 +698,5 @@ func (p *parser) call(name token, depth int) (*node, error) {
 	if w := p.peek(); w.kind == tokWord && strings.EqualFold(w.text, "SELECT") {
 		return nil, fmt.Errorf("a subquery at offset %d is not allowed", w.pos)
 	}
-	n := &node{kind: nodeCall, text: fn}
-	for {
-		arg, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		n.args = append(n.args, arg)
-		if p.op(")") {
-			return n, nil
-		}
-		if !p.op(",") {
-			return nil, p.unexpected(fn + "'s arguments")
-		}
-	}
+	return p.items(&node{kind: nodeCall, text: fn}, func() (*node, error) { return p.value(depth + 1) }, fn+"'s arguments")
 }
