@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -141,6 +142,47 @@ func blockingWithCondition(t *testing.T, ctx context.Context, api restClient, br
 	waitSnapshotRows(t, ctx, broker, topic, 8, p)
 	if n, err := broker.Count(ctx, capture.Selection{Topics: []string{topic}}); err != nil || n != 8 {
 		t.Fatalf("%s holds %d records (%v), want the 5 of the incremental snapshot and the 3 of the blocking one", topic, n, err)
+	}
+}
+
+// TestSignalConditionInOffsetIsChecked: a client of the REST API that may alter offsets writes an
+// incremental snapshot with a sleeping condition into a stopped connector's offset; resumed, the snapshot
+// checks the condition again and skips the table, and nothing sleeps in the database.
+func TestSignalConditionInOffsetIsChecked(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	b := startSignalBed(t, ctx, "public.items", 10, nil,
+		"CREATE TABLE public.items (id int PRIMARY KEY, v bigint NOT NULL)",
+		"INSERT INTO public.items SELECT g, g FROM generate_series(1, 50) g")
+	api := b.p.restAPI()
+	api.expect("POST", "/connectors/inc/signals", executeWithFilter("public.items", "v > 45"), 202)
+	waitLog(t, b.p, "incremental snapshot completed")
+	api.expect("PUT", "/connectors/inc/stop", "", 204)
+	api.waitTaskState("inc", "STOPPED")
+	var stored struct {
+		Offsets []struct {
+			Partition map[string]any `json:"partition"`
+			Offset    map[string]any `json:"offset"`
+		} `json:"offsets"`
+	}
+	if err := json.Unmarshal([]byte(api.expect("GET", "/connectors/inc/offsets", "", 200)), &stored); err != nil || len(stored.Offsets) != 1 {
+		t.Fatalf("the connector's offsets: %+v, %v", stored, err)
+	}
+	stored.Offsets[0].Offset["incremental_snapshot_collections"] = `[{"incremental_snapshot_collections_id":"public.items","incremental_snapshot_collections_additional_condition":"(pg_sleep(1e6) IS NULL)","incremental_snapshot_collections_surrogate_key":null}]`
+	stored.Offsets[0].Offset["incremental_snapshot_primary_key"] = ""
+	stored.Offsets[0].Offset["incremental_snapshot_maximum_key"] = ""
+	patch, err := json.Marshal(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api.expect("PATCH", "/connectors/inc/offsets", string(patch), 200)
+	api.expect("PUT", "/connectors/inc/resume", "", 202)
+	waitLog(t, b.p, "incremental snapshot of a table skipped")
+	if !strings.Contains(b.p.log.String(), "the function pg_sleep") {
+		t.Fatalf("the resumed snapshot's table was skipped for another reason; log:\n%s", tail(b.p.log.String(), 4000))
+	}
+	if n := pgQueriesLike(t, ctx, b.db, "pg_sleep"); n != 0 {
+		t.Fatalf("%d sessions run pg_sleep", n)
 	}
 }
 
