@@ -22,7 +22,8 @@
 //	function   = LOWER | UPPER | LENGTH | COALESCE | ABS
 //
 // A column is a bare name or a quoted one (PostgreSQL "name", MySQL and MariaDB `name`; a bare name is
-// folded to lower case on PostgreSQL, matched ignoring case on MySQL) and must be one of the table's.
+// folded to lower case on PostgreSQL (its ASCII letters, as the server folds them), matched ignoring case on
+// MySQL) and must be one of the table's.
 // Everything else is refused, each with the construct named: other functions, subqueries, qualified
 // names, `;`, comments, dollar quotes, backslashes in strings (the dialects read them differently).
 package sqlfilter
@@ -117,7 +118,13 @@ func Render(filter string, d Dialect, columns []string) (string, error) {
 func (f *Filter) column(n *node, columns []string) (string, error) {
 	name := n.text
 	if f.dialect == PostgreSQL && !n.quoted {
-		name = strings.ToLower(name)
+		// PostgreSQL folds a bare name's ASCII letters only (in UTF-8 databases).
+		name = strings.Map(func(r rune) rune {
+			if r >= 'A' && r <= 'Z' {
+				return r + 'a' - 'A'
+			}
+			return r
+		}, name)
 	}
 	i := slices.IndexFunc(columns, func(c string) bool {
 		if f.dialect == MySQL {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-var columns = []string{"id", "name", "Created", "active", "price"}
+var columns = []string{"id", "name", "Created", "active", "price", "Émile", "émile"}
 
 // Accepted filters are printed from their parse tree: columns quoted as the dialect quotes them and named
 // as the catalog names them, every operation parenthesised, literals re-quoted.
@@ -20,6 +20,7 @@ func TestRenderAccepted(t *testing.T) {
 		{"id NOT IN (1, -2, NULL) AND name IS NOT NULL", `(("id" NOT IN (1, -2, NULL)) AND ("name" IS NOT NULL))`, "((`id` NOT IN (1, -2, NULL)) AND (`name` IS NOT NULL))"},
 		{"lower(name) NOT LIKE 'a%' or coalesce(price, 0) % 3 != abs(id)", `((lower("name") NOT LIKE 'a%') OR ((coalesce("price", 0) % 3) != abs("id")))`, ""},
 		{"active", `"active"`, "`active`"},
+		{"Émile = 'x'", `("Émile" = 'x')`, "(`Émile` = 'x')"},
 		{"active IS TRUE", `("active" IS TRUE)`, "(`active` IS TRUE)"},
 		{"((id = 1))", `("id" = 1)`, "(`id` = 1)"},
 		{"- - id < .5", `((- (- "id")) < .5)`, "((- (- `id`)) < .5)"},
