@@ -45,7 +45,7 @@ func TestRequestBodyTooLarge(t *testing.T) {
 	req := httptest.NewRequest("POST", "/connectors", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	s.ServeHTTP(rec, req)
-	if rec.Code != 413 || rec.Body.String() != `{"error_code":413,"message":"The request body exceeds 16777216 bytes"}` {
+	if rec.Code != 413 || rec.Body.String() != `{"error_code":413,"message":"The request body exceeds 1048576 bytes"}` {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }
