@@ -81,4 +81,3 @@ func jaasFileModules(tz *jaasTokenizer, name string) ([]LoginModule, error) {
 		modules = append(modules, LoginModule{Class: e.module, Flag: e.flag, Options: e.options})
 	}
 }
-
