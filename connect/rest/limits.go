@@ -33,24 +33,20 @@ const (
 )
 
 // NewHTTPServer is the http.Server that serves h (the REST API) with the bounds above. Its ReadTimeout covers
-// a request's body; ServeHTTP lifts that deadline once the body is read (or when there is none), so that a
-// long handler's context is not cancelled by it.
-func NewHTTPServer(h http.Handler) *http.Server {
+// a request's body; net/http lifts that deadline once the body is read (or when there is none), so a long
+// handler runs on.
+func NewHTTPServer(h http.Handler) *http.Server { return httpServer(h, bodyReadTimeout) }
+
+// httpServer is NewHTTPServer with the given read timeout (tests shorten it).
+func httpServer(h http.Handler, readTimeout time.Duration) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       bodyReadTimeout,
+		ReadHeaderTimeout: min(readHeaderTimeout, readTimeout),
+		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 	}
-}
-
-// liftReadDeadline ends the request's read deadline (the server's ReadTimeout) once its body has been read:
-// net/http then reads on in the background to see the client hang up, and a deadline reached there would
-// cancel the request's context under a handler that is still working.
-func liftReadDeadline(w http.ResponseWriter) {
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{}) // a test's recorder has no connection
 }
 
 // limitListener accepts at most max connections at once: Accept waits while that many are open.

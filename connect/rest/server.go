@@ -111,9 +111,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	aw := &answerWriter{ResponseWriter: w}
 	defer s.recoverPanic(aw, r)
 	w = aw
-	if r.ContentLength == 0 {
-		liftReadDeadline(w)
-	}
 	if s.auth != nil && (!s.auth.allow(w, r) || !s.auth.mayChange(w, r)) {
 		return
 	}
@@ -308,17 +305,16 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 // has checked the media type.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	liftReadDeadline(w)
 	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
 		writeError(w, http.StatusRequestEntityTooLarge, "The request body exceeds "+strconv.FormatInt(tooLarge.Limit, 10)+" bytes")
 		return false
 	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		writeError(w, http.StatusRequestTimeout, "The request body was not received within "+bodyReadTimeout.String())
-		return false
-	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "Cannot read the request body: "+err.Error())
+		status, msg := http.StatusBadRequest, "Cannot read the request body: "+err.Error()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			status, msg = http.StatusRequestTimeout, "The request body was not received in time"
+		}
+		writeError(w, status, msg)
 		return false
 	}
 	if kept, ok := r.Context().Value(bodyKey{}).(*keptBody); ok {
