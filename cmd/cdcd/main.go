@@ -265,7 +265,7 @@ func warnIfOpen(addr net.Addr, props map[string]string, log *slog.Logger) {
 }
 
 // newAPI builds the REST API over a herder, with basic authentication when the worker properties (or Connect's
-// BasicAuthSecurityRestExtension with the JAAS file KAFKA_OPTS names) ask for it.
+// BasicAuthSecurityRestExtension with the JAAS file KAFKA_OPTS names) ask for it, and Connect's CORS settings.
 func newAPI(h rest.Herder, props map[string]string, log *slog.Logger) (*rest.Server, error) {
 	api := rest.NewServer(h, rest.ServerInfo{Version: restAPIVersion, Commit: source.Version}, log)
 	auth, err := rest.LoadWorkerAuth(props, os.Getenv("KAFKA_OPTS"))
@@ -275,6 +275,11 @@ func newAPI(h rest.Herder, props map[string]string, log *slog.Logger) (*rest.Ser
 	if auth != nil {
 		api.RequireBasicAuth(auth)
 	}
+	cors, err := rest.ParseCrossOrigin(props)
+	if err != nil {
+		return nil, err
+	}
+	api.AllowCrossOrigin(cors)
 	return api, nil
 }
 

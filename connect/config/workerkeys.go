@@ -47,9 +47,7 @@ var workerRefusedKeys = []configdef.Key{
 	refusedKey("metrics.num.samples", configdef.Int, "2"),
 	refusedKey("metrics.recording.level", configdef.String, "INFO"),
 	refusedKey("metric.reporters", configdef.List, "org.apache.kafka.common.metrics.JmxReporter"),
-	// The REST API's CORS and extra headers.
-	refusedKey("access.control.allow.origin", configdef.String, ""),
-	refusedKey("access.control.allow.methods", configdef.String, ""),
+	// The REST API's extra headers.
 	refusedKey("response.http.headers.config", configdef.String, ""),
 	nullDefault("admin.listeners", configdef.List),
 	// Connect's topic tracking (GET /connectors/{name}/topics is always on).

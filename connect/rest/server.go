@@ -74,7 +74,8 @@ type Server struct {
 	info   atomic.Pointer[ServerInfo]
 	// forwarder sends requests another worker serves (distributed mode) to that worker.
 	forwarder *http.Client
-	auth      *BasicAuth // nil: no authentication
+	auth      *BasicAuth   // nil: no authentication
+	cors      *CrossOrigin // nil: no origin but the worker's own may change state
 }
 
 // NewServer builds the API over h; info is what GET / reports (SetInfo may complete it later).
@@ -111,10 +112,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	aw := &answerWriter{ResponseWriter: w}
 	defer s.recoverPanic(aw, r)
 	w = aw
+	if s.cors != nil {
+		s.cors.annotate(w, r)
+	}
 	if s.auth != nil && (!s.auth.allow(w, r) || !s.auth.mayChange(w, r)) {
 		return
 	}
-	if !fromOwnOrigin(w, r) || !jsonOnly(w, r) {
+	if !s.fromAllowedOrigin(w, r) || !jsonOnly(w, r) {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, &keptBody{}))
@@ -129,22 +133,22 @@ func readMethod(method string) bool {
 	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
 }
 
-// fromOwnOrigin refuses (403) a state change that a web page of another origin sent: browsers add Origin to
-// every cross-origin request that is not a GET or HEAD, and a page may send a POST without a preflight (a
-// form, or a fetch without a body), so a page an operator visits could otherwise restart or delete
-// connectors, with the browser's cached credentials when authentication is on. Clients that are not
-// browsers (curl, scripts, other workers) send no Origin. Connect's CORS settings, which would let chosen
-// origins through, are not implemented (access.control.allow.origin is refused at start).
-func fromOwnOrigin(w http.ResponseWriter, r *http.Request) bool {
+// fromAllowedOrigin refuses (403) a state change that a web page of another origin sent, unless
+// access.control.allow.origin allows that origin: browsers add Origin to every cross-origin request that is
+// not a GET or HEAD, and a page may send a POST without a preflight (a form, or a fetch without a body), so
+// a page an operator visits could otherwise restart or delete connectors, with the browser's cached
+// credentials when authentication is on. Clients that are not browsers (curl, scripts, other workers) send
+// no Origin.
+func (s *Server) fromAllowedOrigin(w http.ResponseWriter, r *http.Request) bool {
 	origin := r.Header.Get("Origin")
-	if readMethod(r.Method) || origin == "" {
+	if readMethod(r.Method) || origin == "" || (s.cors != nil && s.cors.origins.Allows(origin)) {
 		return true
 	}
 	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
 	writeError(w, http.StatusForbidden, "Cross-origin request refused: a web page of origin "+origin+
-		" may not change this worker; send the request without an Origin header (curl, a script) or from the worker's own origin")
+		" may not change this worker; send the request without an Origin header (curl, a script), from the worker's own origin, or allow the origin in access.control.allow.origin")
 	return false
 }
 
@@ -286,18 +290,30 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, status, err.Error())
 }
 
-// unmatched answers requests no route takes: 405 when the path exists for another method, else 404,
-// with Jersey's messages.
+// unmatched answers requests no route takes: OPTIONS with 200 and the path's methods in Allow (as Jersey
+// answers it, a CORS preflight included), another method with 405 when the path exists for some method, else
+// 404, with Jersey's messages.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := s.mux.Handler(probe); pattern != "/" {
-			writeError(w, http.StatusMethodNotAllowed, "HTTP 405 Method Not Allowed")
-			return
+			allowed = append(allowed, m)
 		}
 	}
-	writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
+	switch {
+	case len(allowed) == 0:
+		writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
+	case r.Method == http.MethodOptions:
+		if allowed[0] == http.MethodGet {
+			allowed = append(allowed, http.MethodHead)
+		}
+		w.Header().Set("Allow", strings.Join(append(allowed, http.MethodOptions), ","))
+		w.WriteHeader(http.StatusOK)
+	default:
+		writeError(w, http.StatusMethodNotAllowed, "HTTP 405 Method Not Allowed")
+	}
 }
 
 // readBody reads a request body of at most maxBody bytes (413 beyond, before anything is decoded) and
