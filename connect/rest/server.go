@@ -154,7 +154,7 @@ func (s *Server) fromAllowedOrigin(w http.ResponseWriter, r *http.Request) bool 
 
 // jsonOnly answers 415 as Jersey does under Connect's @Consumes(application/json): a state change whose
 // Content-Type is not application/json, or that carries a body without a Content-Type. A browser can send
-// neither without a CORS preflight, which cdcd does not grant.
+// neither without a CORS preflight (which only access.control.allow.origin's origins pass).
 func jsonOnly(w http.ResponseWriter, r *http.Request) bool {
 	if readMethod(r.Method) {
 		return true
