@@ -22,14 +22,17 @@ type BasicAuth struct {
 const CredentialsFileKey = "rest.basic.auth.credentials.file"
 
 // LoadBasicAuth reads a credentials file.
-func LoadBasicAuth(path string) (*BasicAuth, error) {
+func LoadBasicAuth(path string) (*BasicAuth, error) { return loadCredentials(path, CredentialsFileKey) }
+
+// loadCredentials reads a credentials file; errors begin with origin, the setting that named it.
+func loadCredentials(path, origin string) (*BasicAuth, error) {
 	props, err := config.LoadPropertiesFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", CredentialsFileKey, err)
+		return nil, fmt.Errorf("%s: %w", origin, err)
 	}
 	users := config.PropertiesMap(props)
 	if len(users) == 0 {
-		return nil, fmt.Errorf("%s: %s holds no credentials", CredentialsFileKey, path)
+		return nil, fmt.Errorf("%s: %s holds no credentials", origin, path)
 	}
 	return &BasicAuth{users: users}, nil
 }

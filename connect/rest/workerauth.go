@@ -34,7 +34,11 @@ func LoadWorkerAuth(props map[string]string, kafkaOpts string) (*BasicAuth, erro
 		}
 		return nil, nil
 	}
-	auth, err := LoadBasicAuth(path)
+	origin := CredentialsFileKey
+	if strings.TrimSpace(props[CredentialsFileKey]) == "" {
+		origin = "the credentials file (file=) of the JAAS login configuration KAFKA_OPTS names"
+	}
+	auth, err := loadCredentials(path, origin)
 	if err != nil {
 		return nil, err
 	}

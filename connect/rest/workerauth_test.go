@@ -79,6 +79,8 @@ func TestConnectsBasicAuthExtensionErrors(t *testing.T) {
 		{name: "unknown option", jaas: entry(module + ` file="/x" debug="true";`), want: `PropertyFileLoginModule has no option "debug"`},
 		{name: "unterminated", jaas: "KafkaConnect {\n" + module + ` file="/x";`, want: "entry KafkaConnect: not closed by '};'"},
 		{name: "two entries", jaas: entry(module+` file="/x";`) + entry(module+` file="/y";`), want: "the login configuration entry KafkaConnect appears twice"},
+		{name: "missing credentials file", jaas: entry(module + ` file="/nonexistent/creds.properties";`),
+			want: "the credentials file (file=) of the JAAS login configuration KAFKA_OPTS names: read properties file: open /nonexistent/creds.properties"},
 		{name: "differs from cdcd's key", jaas: entry(module + ` file="/x";`), own: "/y", want: "rest.basic.auth.credentials.file=/y and the JAAS login configuration"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,7 +96,7 @@ func TestConnectsBasicAuthExtensionErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want %q", err, tt.want)
 			}
-			if tt.jaas != "" && !strings.Contains(err.Error(), "connect_jaas.conf") && tt.own == "" {
+			if tt.jaas != "" && !strings.Contains(err.Error(), "connect_jaas.conf") && tt.own == "" && tt.name != "missing credentials file" {
 				t.Errorf("the error does not name the JAAS file: %v", err)
 			}
 		})
