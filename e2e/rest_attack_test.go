@@ -27,19 +27,36 @@ type attackedWorker struct {
 	user, password string // "" when authentication is off
 }
 
-func startAttackedWorker(t *testing.T, withAuth bool) *attackedWorker {
+// The ways basic authentication is turned on: none, cdcd's key, Connect's extension with its JAAS file.
+const (
+	authOff = iota
+	authCdcdKey
+	authConnectJAAS
+)
+
+func startAttackedWorker(t *testing.T, auth int) *attackedWorker {
 	t.Helper()
 	dir := t.TempDir()
 	props := workerProps([]string{"127.0.0.1:1"}, filepath.Join(dir, "offsets.dat"))
 	w := &attackedWorker{t: t}
-	if withAuth {
+	if auth != authOff {
 		creds := filepath.Join(dir, "credentials.properties")
 		if err := os.WriteFile(creds, []byte("admin: attack-test-pass\nviewer: viewer-pass\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		props["rest.basic.auth.credentials.file"] = creds
 		props["rest.basic.auth.readonly.users"] = "viewer"
 		w.user, w.password = "admin", "attack-test-pass"
+		if auth == authCdcdKey {
+			props["rest.basic.auth.credentials.file"] = creds
+		} else {
+			jaas := filepath.Join(dir, "connect_jaas.conf")
+			entry := "KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required\n    file=\"" + creds + "\";\n};\n"
+			if err := os.WriteFile(jaas, []byte(entry), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			props["rest.extension.classes"] = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
+			t.Setenv("KAFKA_OPTS", "-Xmx256m -Djava.security.auth.login.config="+jaas) // the worker inherits the environment
+		}
 	}
 	writeProperties(t, filepath.Join(dir, "worker.properties"), props)
 	w.p = startCdcd(t, filepath.Join(dir, "worker.properties"))
@@ -147,9 +164,15 @@ func manyKeys(prefix, suffix string, size int) []byte {
 }
 
 func TestRESTAttacks(t *testing.T) {
-	for _, withAuth := range []bool{false, true} {
-		t.Run(map[bool]string{false: "auth off", true: "auth on"}[withAuth], func(t *testing.T) {
-			w := startAttackedWorker(t, withAuth)
+	for _, auth := range []int{authOff, authCdcdKey, authConnectJAAS} {
+		withAuth := auth != authOff
+		t.Run([]string{"auth off", "auth on", "auth on as Connect"}[auth], func(t *testing.T) {
+			w := startAttackedWorker(t, auth)
+			if withAuth {
+				if code, _ := w.request("GET", "/connectors", "", nil, false); code != 401 {
+					t.Fatalf("GET /connectors without credentials: %d, want 401", code)
+				}
+			}
 			authHeader := ""
 			if withAuth {
 				req, _ := http.NewRequest("GET", "/", nil)
@@ -281,7 +304,7 @@ func TestRESTAttacks(t *testing.T) {
 // TestRESTSlowClients: a body trickled a byte every 2 s is cut off at the read deadline, and idle keep-alive
 // connections are closed, where before both were held for as long as the client liked.
 func TestRESTSlowClients(t *testing.T) {
-	w := startAttackedWorker(t, true)
+	w := startAttackedWorker(t, authCdcdKey)
 	var wg sync.WaitGroup
 
 	wg.Add(1)
