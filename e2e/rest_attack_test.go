@@ -14,12 +14,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
 // The REST API as an attacker who reaches its port meets it (issue 35): a standalone worker that needs no
-// Kafka (bootstrap.servers=127.0.0.1:1 keeps the API up), with basic authentication off and on.
+// Kafka (bootstrap.servers=127.0.0.1:1 keeps the API up), with basic authentication off and on, and a
+// distributed worker of the test bed's Kafka.
 
-// attackedWorker is a running standalone worker and how to reach its REST API.
+// attackedWorker is a running worker and how to reach its REST API.
 type attackedWorker struct {
 	t              *testing.T
 	p              *cdcdProcess
@@ -34,10 +37,15 @@ const (
 	authConnectJAAS
 )
 
-func startAttackedWorker(t *testing.T, auth int) *attackedWorker {
+// startAttackedWorker starts a standalone worker without Kafka, or a distributed one in a group of its own.
+func startAttackedWorker(t *testing.T, auth int, distributed bool) *attackedWorker {
 	t.Helper()
 	dir := t.TempDir()
 	props := workerProps([]string{"127.0.0.1:1"}, filepath.Join(dir, "offsets.dat"))
+	if distributed {
+		group := fmt.Sprintf("rest-attack-%d", time.Now().UnixNano())
+		props = distributedProps(testenv.Kafka(t), group, clusterTopicsOf(group), freePort(t))
+	}
 	w := &attackedWorker{t: t}
 	if auth != authOff {
 		creds := filepath.Join(dir, "credentials.properties")
@@ -58,8 +66,13 @@ func startAttackedWorker(t *testing.T, auth int) *attackedWorker {
 			t.Setenv("KAFKA_OPTS", "-Xmx256m -Djava.security.auth.login.config="+jaas) // the worker inherits the environment
 		}
 	}
-	writeProperties(t, filepath.Join(dir, "worker.properties"), props)
-	w.p = startCdcd(t, filepath.Join(dir, "worker.properties"))
+	worker := filepath.Join(dir, "worker.properties")
+	writeProperties(t, worker, props)
+	if distributed {
+		w.p = startCdcdProcess(t, "distributed", worker)
+	} else {
+		w.p = startCdcd(t, worker)
+	}
 	w.addr = listeningAddress(t, w.p)
 	w.waitHealthy()
 	return w
@@ -164,10 +177,19 @@ func manyKeys(prefix, suffix string, size int) []byte {
 }
 
 func TestRESTAttacks(t *testing.T) {
-	for _, auth := range []int{authOff, authCdcdKey, authConnectJAAS} {
-		withAuth := auth != authOff
-		t.Run([]string{"auth off", "auth on", "auth on as Connect"}[auth], func(t *testing.T) {
-			w := startAttackedWorker(t, auth)
+	for _, mode := range []struct {
+		name        string
+		auth        int
+		distributed bool
+	}{
+		{"standalone, auth off", authOff, false},
+		{"standalone, auth on", authCdcdKey, false},
+		{"standalone, auth on as Connect", authConnectJAAS, false},
+		{"distributed, auth on", authCdcdKey, true},
+	} {
+		auth, withAuth := mode.auth, mode.auth != authOff
+		t.Run(mode.name, func(t *testing.T) {
+			w := startAttackedWorker(t, auth, mode.distributed)
 			if withAuth {
 				if code, _ := w.request("GET", "/connectors", "", nil, false); code != 401 {
 					t.Fatalf("GET /connectors without credentials: %d, want 401", code)
@@ -304,7 +326,7 @@ func TestRESTAttacks(t *testing.T) {
 // TestRESTSlowClients: a body trickled a byte every 2 s is cut off at the read deadline, and idle keep-alive
 // connections are closed, where before both were held for as long as the client liked.
 func TestRESTSlowClients(t *testing.T) {
-	w := startAttackedWorker(t, authCdcdKey)
+	w := startAttackedWorker(t, authCdcdKey, false)
 	var wg sync.WaitGroup
 
 	wg.Add(1)
