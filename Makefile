@@ -94,6 +94,7 @@ FUZZ_TARGETS := \
 	FuzzDecodeMap:./connect/offsets \
 	FuzzParseProperties:./connect/config \
 	FuzzRequestBody:./connect/rest \
+	FuzzJAASFileEntry:./sink/kafka \
 	FuzzChainConfig:./connect/transforms \
 	FuzzEncode:./schema/jsonconv \
 	FuzzConversionsNeverPanic:./source/mysql/types \

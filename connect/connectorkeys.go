@@ -2,6 +2,7 @@ package connect
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/cdcd/cdcd/connect/config"
@@ -141,10 +142,21 @@ func nonEmptyString(name string, value any) error {
 	return nil
 }
 
-// nonEmptyName is the check of Connect's NonEmptyStringWithoutControlChars on an empty name.
+// nonEmptyName is Connect's NonEmptyStringWithoutControlChars on the connector's name: not empty, and no ISO
+// control character (U+0000 to U+001F, U+007F to U+009F), each listed by its code point as Connect lists them.
 func nonEmptyName(name string, value any) error {
-	if s, _ := value.(string); s == "" {
+	s, _ := value.(string)
+	if s == "" {
 		return &configdef.ConfigError{Name: name, Value: value, Message: "String may not be empty"}
+	}
+	var controls []string
+	for _, r := range s {
+		if r <= 0x1f || r >= 0x7f && r <= 0x9f {
+			controls = append(controls, strconv.Itoa(int(r)))
+		}
+	}
+	if len(controls) > 0 {
+		return &configdef.ConfigError{Name: name, Value: value, Message: "String may not contain control sequences but had the following ASCII chars: " + strings.Join(controls, ", ")}
 	}
 	return nil
 }

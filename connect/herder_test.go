@@ -244,3 +244,18 @@ func TestHerderRefusesABadTransformsChain(t *testing.T) {
 		t.Fatalf("got %v, want a 400 naming transforms.unwrap.type", err)
 	}
 }
+
+// TestConnectorNameControlCharactersRefused: Connect's NonEmptyStringWithoutControlChars refuses a name with a
+// control character (a newline, DEL, U+0085), listing each by its code point; other characters pass.
+func TestConnectorNameControlCharactersRefused(t *testing.T) {
+	w := newTestWorker(t)
+	_, _, err := w.PutConnectorConfig("a\nb\x7f\u0085", pgConfig("a\nb\x7f\u0085"), false, "stopped")
+	var re *RequestError
+	if !errors.As(err, &re) || re.Kind != BadRequest ||
+		!strings.Contains(re.Message, "for configuration name: String may not contain control sequences but had the following ASCII chars: 10, 127, 133") {
+		t.Fatalf("error %v", err)
+	}
+	if _, _, err := w.PutConnectorConfig("a/b ü", pgConfig("a/b ü"), false, "stopped"); err != nil {
+		t.Fatalf("a name Connect accepts was refused: %v", err)
+	}
+}

@@ -19,7 +19,7 @@ var (
 		Name: "cdcd_worker_assigned", Help: "Connectors and tasks assigned to this worker by its group, by kind.",
 	}, []string{"kind"})
 	restRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "cdcd_rest_requests_total", Help: "REST requests served, by method and status code.",
+		Name: "cdcd_rest_requests_total", Help: "REST requests served, by method (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, or other) and status code.",
 	}, []string{"method", "code"})
 	taskState = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "cdcd_task_state", Help: "1 for the state a connector's task on this worker is in (UNASSIGNED, RUNNING, PAUSED, STOPPED, FAILED), 0 for the others; a RUNNING task that retries after an error is RUNNING (its status trace says it retries).",
@@ -53,13 +53,32 @@ func forgetConnectorMetrics(connector string) {
 	srcmetrics.Forget(connector)
 }
 
-// CountRESTRequests counts every request next serves, by method and status code.
+// CountRESTRequests counts every request next serves, by method and status code, those refused for want of
+// credentials included. Both labels take a bounded set of values whatever a client sends (methodLabel,
+// codeLabel): a label of a client's choosing would add a series, kept for good, per request.
 func CountRESTRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		next.ServeHTTP(rec, r)
-		restRequests.WithLabelValues(r.Method, strconv.Itoa(rec.code)).Inc()
+		restRequests.WithLabelValues(methodLabel(r.Method), codeLabel(rec.code)).Inc()
 	})
+}
+
+// methodLabel is the method's label: one of the methods Connect's REST API serves, or "other".
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions:
+		return method
+	}
+	return "other"
+}
+
+// codeLabel is the status code's label: the code when it is a valid HTTP status (100 to 599), else "other".
+func codeLabel(code int) string {
+	if code < 100 || code > 599 {
+		return "other"
+	}
+	return strconv.Itoa(code)
 }
 
 type statusRecorder struct {

@@ -191,8 +191,9 @@ func TestComposeCdcdIsWiredToTheStack(t *testing.T) {
 			t.Errorf("bootstrap.servers %s is not an advertised Kafka listener (%s)", b, advertised)
 		}
 	}
-	if !slices.Contains(worker.Listeners, "http://0.0.0.0:8083") || !slices.Contains(cdcd.Ports, "8083:8083") {
-		t.Errorf("the REST API must listen on 0.0.0.0:8083 and be published: listeners %v ports %v", worker.Listeners, cdcd.Ports)
+	// Without authentication, the API is published on the host's loopback only.
+	if !slices.Contains(worker.Listeners, "http://0.0.0.0:8083") || !slices.Equal(cdcd.Ports, []string{"127.0.0.1:8083:8083"}) {
+		t.Errorf("the REST API must listen on 0.0.0.0:8083 and be published on the host's 127.0.0.1 only: listeners %v ports %v", worker.Listeners, cdcd.Ports)
 	}
 	if !strings.HasPrefix(worker.OffsetStorageFile, "/var/lib/cdcd/") || !slices.Contains(cdcd.Volumes, "cdcd-offsets:/var/lib/cdcd") {
 		t.Errorf("the offsets file %q must live on the cdcd-offsets volume (volumes %v)", worker.OffsetStorageFile, cdcd.Volumes)

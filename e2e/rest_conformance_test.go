@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,6 +95,8 @@ func httpGet(url string) (int, []byte, error) {
 // conformanceCall is one REST call of the sequence both workers get.
 type conformanceCall struct {
 	method, path, body string
+	// contentType replaces application/json; "none" sends no Content-Type.
+	contentType string
 	// waitFor, when set, waits until the connector's task (or, for STOPPED, the connector) is in that
 	// state on both sides before the call: states that depend on timing are compared only once settled.
 	waitFor string
@@ -243,6 +246,13 @@ func compareREST(t *testing.T, dsn, prefix string, ref, ours restClient, distrib
 		{conformanceCall{method: "PATCH", path: "/connectors/x/offsets", body: `{}`}, nil},
 		{conformanceCall{method: "GET", path: "/nope"}, nil},
 		{conformanceCall{method: "DELETE", path: "/connectors"}, nil},
+		// What a web page may send without a CORS preflight is refused, by both, with Jersey's 415.
+		{conformanceCall{method: "POST", path: "/connectors", body: `{"name":"y","config":{}}`, contentType: "none"}, nil},
+		{conformanceCall{method: "POST", path: "/connectors", body: `{"name":"y","config":{}}`, contentType: "text/plain"}, nil},
+		{conformanceCall{method: "POST", path: "/connectors/x/restart", contentType: "text/plain"}, nil},
+		{conformanceCall{method: "PUT", path: "/connectors/x/pause", body: "a=b", contentType: "application/x-www-form-urlencoded"}, nil},
+		// Jersey lists the methods in Allow and in a text body; cdcd in Allow only.
+		{conformanceCall{method: "OPTIONS", path: "/connectors", codeOnly: true}, nil},
 	}
 	for i, c := range calls {
 		replies := map[string]restReply{}
@@ -254,7 +264,11 @@ func compareREST(t *testing.T, dsn, prefix string, ref, ours restClient, distrib
 			if c.bodyFor != nil {
 				b = c.bodyFor(side)
 			}
-			replies[side] = api.do(c.method, c.path, b)
+			ct := cmp.Or(c.contentType, "application/json")
+			if ct == "none" {
+				ct = ""
+			}
+			replies[side] = api.doAs(c.method, c.path, b, ct)
 		}
 		label := fmt.Sprintf("call %d: %s %s", i, c.method, c.path)
 		want, got := replies["connect"], replies["cdcd"]

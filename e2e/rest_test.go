@@ -29,6 +29,12 @@ type restReply struct {
 
 func (c restClient) do(method, path, body string) restReply {
 	c.t.Helper()
+	return c.doAs(method, path, body, "application/json")
+}
+
+// doAs is do with the given Content-Type ("" sends none).
+func (c restClient) doAs(method, path, body, contentType string) restReply {
+	c.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -37,7 +43,9 @@ func (c restClient) do(method, path, body string) restReply {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		c.t.Fatalf("%s %s: %v", method, path, err)

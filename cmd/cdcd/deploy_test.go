@@ -131,8 +131,9 @@ func loadManifests(t *testing.T, file string) []k8sObject {
 // TestKubernetesManifests holds each manifest under deploy/kubernetes to what cdcd needs: one replica replaced
 // with Recreate (one consumer per slot, one offsets file); the cdcd container runs the image's standalone command
 // on files its ConfigMap has, with a worker config cdcd accepts, the offsets on a PersistentVolumeClaim, every
-// secret it reads from a Secret that has the key; startup, readiness and liveness on /health (an HTTP probe on
-// the listener's port, or `cdcd health` where the listener is loopback only); non-root, read-only root.
+// secret it reads from a Secret that has the key; a listener beyond loopback only with basic authentication;
+// startup, readiness and liveness on /health (an HTTP probe on the listener's port, or `cdcd health`, which
+// authenticates); non-root, read-only root.
 func TestKubernetesManifests(t *testing.T) {
 	files, err := filepath.Glob("deploy/kubernetes/*.yaml")
 	if err != nil || len(files) < 2 {
@@ -247,6 +248,9 @@ func checkDeployment(t *testing.T, d k8sObject, byKind map[string]map[string]k8s
 		t.Errorf("ports %+v, want rest on the listener's port %s", c.Ports, listener.Port())
 	}
 	loopback := listener.Hostname() == "127.0.0.1" || listener.Hostname() == "localhost"
+	if !loopback && !rest.AuthConfigured(props) {
+		t.Errorf("the REST API listens beyond loopback (%s) without basic authentication: anyone in the cluster may change connectors", listener)
+	}
 	for name, p := range map[string]*probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
 		switch {
 		case p == nil:
@@ -254,6 +258,9 @@ func checkDeployment(t *testing.T, d k8sObject, byKind map[string]map[string]k8s
 		case p.HTTPGet != nil:
 			if p.HTTPGet.Path != "/health" || p.HTTPGet.Port != "rest" || loopback {
 				t.Errorf("%s probe GETs %s on port %v (listener %s), want /health on rest, beyond loopback", name, p.HTTPGet.Path, p.HTTPGet.Port, listener)
+			}
+			if rest.AuthConfigured(props) {
+				t.Errorf("%s probe GETs /health without credentials, which the API answers 401: run /cdcd health", name)
 			}
 		case p.Exec != nil:
 			cmd := p.Exec.Command

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -118,7 +119,11 @@ func workerHealthTarget(workerPath, explicit string) (healthTarget, error) {
 			return healthTarget{}, err
 		}
 	}
-	if path := props[rest.CredentialsFileKey]; path != "" {
+	path, err := rest.CredentialsFile(props, os.Getenv("KAFKA_OPTS"))
+	if err != nil {
+		return healthTarget{}, err
+	}
+	if path != "" {
 		if target.auth, err = rest.LoadBasicAuth(path); err != nil {
 			return healthTarget{}, err
 		}

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -181,7 +180,7 @@ func standalone(ctx context.Context, workerPath string, connectorPaths []string,
 	w.SetDeleteHook(dropSlotOnDelete(w.ResolveConnectorConfig, guardian.DropConnectorSlot))
 	go guardian.Run(ctx)
 	go fetchClusterID(ctx, w.Config().BootstrapServers, kafkaTransport, api, log)
-	srv := &http.Server{Handler: connect.CountRESTRequests(api), ReadHeaderTimeout: 30 * time.Second}
+	srv := rest.NewHTTPServer(connect.CountRESTRequests(api))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -258,31 +257,29 @@ func readerAndWorkerMetrics(connectMetrics *connect.ConnectCollector) []promethe
 // port may then create, change and delete connectors.
 func warnIfOpen(addr net.Addr, props map[string]string, log *slog.Logger) {
 	tcp, ok := addr.(*net.TCPAddr)
-	if !ok || tcp.IP.IsLoopback() || props[rest.CredentialsFileKey] != "" {
+	if !ok || tcp.IP.IsLoopback() || rest.AuthConfigured(props) {
 		return
 	}
 	log.Warn("the REST API listens beyond loopback without authentication: set "+rest.CredentialsFileKey+
 		" (HTTP basic authentication) or bind listeners to 127.0.0.1", "address", addr.String())
 }
 
-// newAPI builds the REST API over a herder, with basic authentication when the worker properties name a
-// credentials file.
+// newAPI builds the REST API over a herder, with basic authentication when the worker properties (or Connect's
+// BasicAuthSecurityRestExtension with the JAAS file KAFKA_OPTS names) ask for it, and Connect's CORS settings.
 func newAPI(h rest.Herder, props map[string]string, log *slog.Logger) (*rest.Server, error) {
 	api := rest.NewServer(h, rest.ServerInfo{Version: restAPIVersion, Commit: source.Version}, log)
-	path := props[rest.CredentialsFileKey]
-	if path == "" {
-		// A worker file written for Connect asks for authentication this way; running without it
-		// would open the API to anyone.
-		if strings.Contains(props["rest.extension.classes"], "BasicAuthSecurityRestExtension") {
-			return nil, fmt.Errorf("rest.extension.classes names BasicAuthSecurityRestExtension, which cdcd does not load: set %s to the credentials file your JAAS config's PropertyFileLoginModule names (file=…)", rest.CredentialsFileKey)
-		}
-		return api, nil
-	}
-	auth, err := rest.LoadBasicAuth(path)
+	auth, err := rest.LoadWorkerAuth(props, os.Getenv("KAFKA_OPTS"))
 	if err != nil {
 		return nil, err
 	}
-	api.RequireBasicAuth(auth)
+	if auth != nil {
+		api.RequireBasicAuth(auth)
+	}
+	cors, err := rest.ParseCrossOrigin(props)
+	if err != nil {
+		return nil, err
+	}
+	api.AllowCrossOrigin(cors)
 	return api, nil
 }
 
@@ -370,7 +367,7 @@ func distributed(ctx context.Context, workerPath string, log *slog.Logger) error
 	}))
 	go guardian.RunLeading(ctx, slotLeadership{d})
 	go fetchClusterID(ctx, d.Config().BootstrapServers, kafkaTransport, api, log)
-	srv := &http.Server{Handler: connect.CountRESTRequests(api), ReadHeaderTimeout: 30 * time.Second}
+	srv := rest.NewHTTPServer(connect.CountRESTRequests(api))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

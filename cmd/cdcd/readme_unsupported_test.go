@@ -57,8 +57,8 @@ var unsupportedFeatures = []unsupportedFeature{
 		[]string{"skip.messages.without.change", "unavailable.value.placeholder", "custom.sanitize.pattern"}},
 	{"Plugin versions (each plugin is built in, in one version)", []string{"*.plugin.version", "connector.plugin.version"}},
 	{"Connect's mixed groups with signed internal requests and other protocols", []string{"inter.worker.*", "connect.protocol", "worker.sync.timeout.ms", "worker.unsync.backoff.ms"}},
-	{"Connect's REST extras (admin listeners, CORS, response headers, topic tracking)",
-		[]string{"admin.listeners", "access.control.allow.*", "response.http.headers.config", "topic.tracking.*"}},
+	{"Connect's REST extras (admin listeners, response headers, topic tracking)",
+		[]string{"admin.listeners", "response.http.headers.config", "topic.tracking.*"}},
 	{"The worker's Kafka client tuning beyond what kafka-go exposes (metadata, reconnect and retry back-off, socket and DNS settings, internal topic creation)",
 		[]string{"metadata.*", "reconnect.backoff.*", "retry.backoff.*", "request.timeout.ms", "send.buffer.bytes", "receive.buffer.bytes", "socket.connection.setup.*", "connections.max.idle.ms", "client.dns.lookup", "bootstrap.resolve.timeout.ms", "internal.topics.automatic.creation.enable", "offsets.storage.topic"}},
 }

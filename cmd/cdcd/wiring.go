@@ -72,9 +72,9 @@ func workerTransport(cfg *config.Worker) (*kafka.Transport, error) {
 }
 
 // ownsWorkerKey reports worker keys of cdcd's own, which Connect does not know: the slot guardian's and the
-// REST API's credentials file.
+// REST API's credentials file and read-only users.
 func ownsWorkerKey(key string) bool {
-	return strings.HasPrefix(key, slotguard.ConfigPrefix) || key == rest.CredentialsFileKey
+	return strings.HasPrefix(key, slotguard.ConfigPrefix) || key == rest.CredentialsFileKey || key == rest.ReadOnlyUsersKey
 }
 
 // slotRegistry tells the guardian which PostgreSQL connectors exist and which slots they use: a

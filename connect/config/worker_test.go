@@ -53,6 +53,8 @@ func TestParseWorkerErrors(t *testing.T) {
 			[]string{"Invalid value 1m for configuration offset.flush.interval.ms: Not a number of type LONG"}},
 		{"empty listeners", Standalone, map[string]string{"listeners": ""}, nil,
 			[]string{"Invalid value for listeners, at least one URL is expected"}},
+		{"CORS origin Go cannot match", Standalone, map[string]string{"access.control.allow.origin": `https://a\.example,(?<!x)b`}, nil,
+			[]string{`Invalid value https://a\.example,(?<!x)b for configuration access.control.allow.origin: origin pattern "(?<!x)b" is not a regular expression cdcd can match`}},
 		{"distributed requirements", Distributed, map[string]string{"offset.storage.partitions": "0", "config.storage.replication.factor": "-2"}, nil,
 			[]string{`Missing required configuration "group.id"`, `Missing required configuration "config.storage.topic"`,
 				"Invalid value 0 for configuration offset.storage.partitions: Number of partitions must be positive, or -1 to use the broker's default",

@@ -47,9 +47,7 @@ var workerRefusedKeys = []configdef.Key{
 	refusedKey("metrics.num.samples", configdef.Int, "2"),
 	refusedKey("metrics.recording.level", configdef.String, "INFO"),
 	refusedKey("metric.reporters", configdef.List, "org.apache.kafka.common.metrics.JmxReporter"),
-	// The REST API's CORS and extra headers.
-	refusedKey("access.control.allow.origin", configdef.String, ""),
-	refusedKey("access.control.allow.methods", configdef.String, ""),
+	// The REST API's extra headers.
 	refusedKey("response.http.headers.config", configdef.String, ""),
 	nullDefault("admin.listeners", configdef.List),
 	// Connect's topic tracking (GET /connectors/{name}/topics is always on).
@@ -105,7 +103,8 @@ func workerAccountedNames() []string {
 	return append(append(out, workerRefusedFamilies...), "rest.extension.classes", exactlyOnceSourceSupport)
 }
 
-// basicAuthExtension is the one REST extension cdcd honours, through rest.basic.auth.credentials.file.
+// basicAuthExtension is the one REST extension cdcd honours (connect/rest.CredentialsFile: the JAAS file
+// KAFKA_OPTS names, or rest.basic.auth.credentials.file).
 const basicAuthExtension = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
 
 // workerRefusals are the refusals of the keys cdcd accounts for outside WorkerKeys' validators, sorted by key.
@@ -133,7 +132,7 @@ func workerRefusals(cfg map[string]string, mode Mode) []string {
 	}
 	for _, class := range strings.Split(cfg["rest.extension.classes"], ",") {
 		if class = strings.TrimSpace(class); class != "" && class != basicAuthExtension {
-			out = append(out, fmt.Sprintf("rest.extension.classes: cdcd loads no REST extension; %s cannot run in cdcd (remove it; BasicAuthSecurityRestExtension is honoured through rest.basic.auth.credentials.file)", class))
+			out = append(out, fmt.Sprintf("rest.extension.classes: cdcd loads no REST extension; %s cannot run in cdcd (remove it; only BasicAuthSecurityRestExtension is honoured, with the JAAS file KAFKA_OPTS names or rest.basic.auth.credentials.file)", class))
 		}
 	}
 	if l := strings.TrimSpace(cfg["rest.advertised.listener"]); l != "" {

@@ -31,6 +31,7 @@ func TestBasicAuth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		req := httptest.NewRequest(tt.method, tt.path, strings.NewReader("[]"))
+		req.Header.Set("Content-Type", "application/json")
 		if tt.user != "" {
 			req.SetBasicAuth(tt.user, tt.password)
 		}

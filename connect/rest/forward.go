@@ -11,8 +11,6 @@ import (
 )
 
 const (
-	// maxBody bounds a request body kept for forwarding; connector configs are far smaller.
-	maxBody = 16 << 20
 	// forwardTimeout is Connect's REST request timeout, for a request forwarded to another worker.
 	forwardTimeout = 90 * time.Second
 )
@@ -46,9 +44,15 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string) 
 		writeError(w, http.StatusInternalServerError, "Invalid URL of the worker to forward to: "+err.Error())
 		return
 	}
-	u = u.JoinPath(r.URL.Path)
+	// The path goes on as the client escaped it: a connector name holding '/' (%2F) stays one segment.
+	base := strings.TrimSuffix(u.EscapedPath(), "/")
+	u.Path = strings.TrimSuffix(u.Path, "/") + r.URL.Path
+	u.RawPath = base + r.URL.EscapedPath()
 	u.RawQuery = query.Encode()
-	body, _ := r.Context().Value(bodyKey{}).([]byte)
+	var body []byte
+	if kept, ok := r.Context().Value(bodyKey{}).(*keptBody); ok {
+		body = kept.data
+	}
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())

@@ -104,7 +104,9 @@ func TestTaskConfigsEndpointForwardsToTheLeader(t *testing.T) {
 	leader, got := startLeader(t)
 	follower := NewServer(&fakeHerder{leaderURL: leader.URL + "/"}, ServerInfo{}, slog.New(slog.DiscardHandler))
 	rec := httptest.NewRecorder()
-	follower.ServeHTTP(rec, httptest.NewRequest("POST", "/connectors/pg/tasks", strings.NewReader(`[{"a":"b"}]`)))
+	req := httptest.NewRequest("POST", "/connectors/pg/tasks", strings.NewReader(`[{"a":"b"}]`))
+	req.Header.Set("Content-Type", "application/json")
+	follower.ServeHTTP(rec, req)
 	// The leader (a fakeHerder too) refuses in turn, so the request comes back as refused after two hops.
 	if len(*got) != 1 || (*got)[0].path != "/connectors/pg/tasks" || (*got)[0].query != "forward=true" || (*got)[0].body != `[{"a":"b"}]` {
 		t.Fatalf("the leader got %+v", *got)

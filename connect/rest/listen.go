@@ -13,7 +13,8 @@ import (
 )
 
 // Listen opens the first of the worker's listeners (Connect's `listeners`, e.g. http://:8083 or
-// https://:8443). An https listener serves TLS from the worker's ssl.* settings (see ServerTLS).
+// https://:8443). An https listener serves TLS from the worker's ssl.* settings (see ServerTLS). It accepts at
+// most maxConnections connections at once; serve it with NewHTTPServer.
 func Listen(listeners []string, props map[string]string) (net.Listener, error) {
 	if len(listeners) == 0 {
 		return nil, fmt.Errorf("listeners: no URL given")
@@ -36,6 +37,7 @@ func Listen(listeners []string, props map[string]string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listeners: %w", err)
 	}
+	ln = limitConnections(ln, maxConnections)
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"mime"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func TestRequestBodyTooLarge(t *testing.T) {
 	req := httptest.NewRequest("POST", "/connectors", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	s.ServeHTTP(rec, req)
-	if rec.Code != 413 || rec.Body.String() != `{"error_code":413,"message":"The request body exceeds 16777216 bytes"}` {
+	if rec.Code != 413 || rec.Body.String() != `{"error_code":413,"message":"The request body exceeds 1048576 bytes"}` {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }
@@ -59,10 +60,12 @@ var bodyRoutes = []struct{ method, path string }{
 	{"PUT", "/connector-plugins/Postgres/config/validate"},
 	{"POST", "/connectors/pg/tasks"},
 	{"POST", "/connectors/pg/restart?includeTasks=true&onlyFailed=true"},
+	{"POST", "/connectors/pg/signals"},
 }
 
-// FuzzRequestBody sends a body to each endpoint that reads one. Any answer is fine but a panic (which
-// recoverPanic would turn into a logged 500) and an error without Connect's {error_code, message} body.
+// FuzzRequestBody sends a body, with a Content-Type, to each endpoint that reads one. Any answer is fine but
+// a panic (which recoverPanic would turn into a logged 500) and an error without Connect's {error_code,
+// message} body; a Content-Type other than application/json must be refused with a 415 before any herder call.
 func FuzzRequestBody(f *testing.F) {
 	for _, body := range []string{
 		`{"name":"x","config":{"connector.class":"C","n":5,"b":true,"z":null},"initial_state":"PAUSED"}`,
@@ -75,20 +78,31 @@ func FuzzRequestBody(f *testing.F) {
 		`{"name":["y"],"config":[1]}`,
 		`{"transforms":"r","transforms.r.type":"org.apache.kafka.connect.transforms.RegexRouter","transforms.r.regex":"a)|(b","transforms.r.replacement":"x"}`,
 		`not json`, ``, `{`, `"\ud800"`, `1e999`, `{"offsets":[{}]}`,
+		`{"type":"execute-snapshot","data":{"data-collections":["public.t"]}}`, `{"id":"x","type":"log","data":"{\"message\":\"m\"}"}`,
+		`{"type":"","data":null}`, `{"type":"log","data":"\"unterminated}`,
 	} {
 		for i := range bodyRoutes {
-			f.Add(uint8(i), body)
+			f.Add(uint8(i), "application/json", body)
 		}
 	}
-	f.Fuzz(func(t *testing.T, route uint8, body string) {
+	for _, ct := range []string{"application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", "", "application/json;", "application/json; a=\"", "*/*"} {
+		f.Add(uint8(0), ct, `{"name":"x","config":{}}`)
+	}
+	f.Fuzz(func(t *testing.T, route uint8, contentType, body string) {
 		var logged bytes.Buffer
-		s := NewServer(&fakeHerder{}, ServerInfo{}, slog.New(slog.NewTextHandler(&logged, nil)))
+		h := &signallingHerder{}
+		s := NewServer(h, ServerInfo{}, slog.New(slog.NewTextHandler(&logged, nil)))
 		s.SetReady()
 		r := bodyRoutes[int(route)%len(bodyRoutes)]
 		req := httptest.NewRequest(r.method, r.path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, req)
+		if mediaType, _, err := mime.ParseMediaType(contentType); (err != nil || mediaType != "application/json") && (contentType != "" || body != "") {
+			if rec.Code != 415 || len(h.calls) != 0 {
+				t.Fatalf("%s %s with Content-Type %q: %d, herder calls %q", r.method, r.path, contentType, rec.Code, h.calls)
+			}
+		}
 		if strings.Contains(logged.String(), "REST request panicked") {
 			t.Fatalf("%s %s with %q panicked:\n%s", r.method, r.path, body, logged.String())
 		}

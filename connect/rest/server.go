@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -72,7 +74,8 @@ type Server struct {
 	info   atomic.Pointer[ServerInfo]
 	// forwarder sends requests another worker serves (distributed mode) to that worker.
 	forwarder *http.Client
-	auth      *BasicAuth // nil: no authentication
+	auth      *BasicAuth   // nil: no authentication
+	cors      *CrossOrigin // nil: no origin but the worker's own may change state
 }
 
 // NewServer builds the API over h; info is what GET / reports (SetInfo may complete it later).
@@ -102,29 +105,69 @@ func (s *Server) SetReady() { s.ready.Store(true) }
 // SetInfo replaces what GET / reports (e.g. once the Kafka cluster id is known).
 func (s *Server) SetInfo(info ServerInfo) { s.info.Store(&info) }
 
-// ServeHTTP implements http.Handler. A request's body is kept so that it can be forwarded to the worker
-// that serves it; one larger than maxBody is refused with a 413.
+// ServeHTTP implements http.Handler. Before any handler runs, and before any body is read: the credentials
+// (401), a read-only user's method (403), the origin of a state change (403) and the media type (415). A
+// handler reads a body with readBody, which keeps it so that it can be forwarded to the worker that serves it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	aw := &answerWriter{ResponseWriter: w}
 	defer s.recoverPanic(aw, r)
 	w = aw
-	if s.auth != nil && !s.auth.allow(w, r) {
+	if s.cors != nil {
+		s.cors.annotate(w, r)
+	}
+	if s.auth != nil && (!s.auth.allow(w, r) || !s.auth.mayChange(w, r)) {
 		return
 	}
-	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
-			writeError(w, http.StatusRequestEntityTooLarge, "The request body exceeds "+strconv.FormatInt(tooLarge.Limit, 10)+" bytes")
-			return
-		}
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, "Cannot read the request body: "+err.Error())
-			return
-		}
-		r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	if !s.fromAllowedOrigin(w, r) || !jsonOnly(w, r) {
+		return
 	}
+	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, &keptBody{}))
 	s.mux.ServeHTTP(w, r)
+}
+
+// keptBody is the body readBody read, for forward to send on.
+type keptBody struct{ data []byte }
+
+// readMethod reports the methods that change nothing.
+func readMethod(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
+}
+
+// fromAllowedOrigin refuses (403) a state change that a web page of another origin sent, unless
+// access.control.allow.origin allows that origin: browsers add Origin to every cross-origin request that is
+// not a GET or HEAD, and a page may send a POST without a preflight (a form, or a fetch without a body), so
+// a page an operator visits could otherwise restart or delete connectors, with the browser's cached
+// credentials when authentication is on. Clients that are not browsers (curl, scripts, other workers) send
+// no Origin.
+func (s *Server) fromAllowedOrigin(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if readMethod(r.Method) || origin == "" || (s.cors != nil && s.cors.origins.Allows(origin)) {
+		return true
+	}
+	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	writeError(w, http.StatusForbidden, "Cross-origin request refused: a web page of origin "+origin+
+		" may not change this worker; send the request without an Origin header (curl, a script), from the worker's own origin, or allow the origin in access.control.allow.origin")
+	return false
+}
+
+// jsonOnly answers 415 as Jersey does under Connect's @Consumes(application/json): a state change whose
+// Content-Type is not application/json, or that carries a body without a Content-Type. A browser can send
+// neither without a CORS preflight (which only access.control.allow.origin's origins pass).
+func jsonOnly(w http.ResponseWriter, r *http.Request) bool {
+	if readMethod(r.Method) {
+		return true
+	}
+	ct := r.Header.Get("Content-Type")
+	if ct == "" && r.ContentLength == 0 {
+		return true
+	}
+	if mediaType, _, err := mime.ParseMediaType(ct); err == nil && mediaType == "application/json" {
+		return true
+	}
+	writeError(w, http.StatusUnsupportedMediaType, "HTTP 415 Unsupported Media Type")
+	return false
 }
 
 // recoverPanic is the last line under every request: a handler's panic is logged with its stack and
@@ -247,28 +290,53 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, status, err.Error())
 }
 
-// unmatched answers requests no route takes: 405 when the path exists for another method, else 404,
-// with Jersey's messages.
+// unmatched answers requests no route takes: OPTIONS with 200 and the path's methods in Allow (as Jersey
+// answers it, a CORS preflight included), another method with 405 when the path exists for some method, else
+// 404, with Jersey's messages.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := s.mux.Handler(probe); pattern != "/" {
-			writeError(w, http.StatusMethodNotAllowed, "HTTP 405 Method Not Allowed")
-			return
+			allowed = append(allowed, m)
 		}
 	}
-	writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
+	switch {
+	case len(allowed) == 0:
+		writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
+	case r.Method == http.MethodOptions:
+		if allowed[0] == http.MethodGet {
+			allowed = append(allowed, http.MethodHead)
+		}
+		w.Header().Set("Allow", strings.Join(append(allowed, http.MethodOptions), ","))
+		w.WriteHeader(http.StatusOK)
+	default:
+		writeError(w, http.StatusMethodNotAllowed, "HTTP 405 Method Not Allowed")
+	}
 }
 
-// readBody decodes a JSON request body into v. Connect consumes application/json only (415 otherwise),
-// and answers a body Jackson cannot read with a 500.
+// readBody reads a request body of at most maxBody bytes (413 beyond, before anything is decoded) and
+// decodes it as JSON into v; a body Jackson cannot read is answered with a 500, as Connect does. ServeHTTP
+// has checked the media type.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		writeError(w, http.StatusUnsupportedMediaType, "HTTP 415 Unsupported Media Type")
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, "The request body exceeds "+strconv.FormatInt(tooLarge.Limit, 10)+" bytes")
 		return false
 	}
-	dec := json.NewDecoder(r.Body)
+	if err != nil {
+		status, msg := http.StatusBadRequest, "Cannot read the request body: "+err.Error()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			status, msg = http.StatusRequestTimeout, "The request body was not received in time"
+		}
+		writeError(w, status, msg)
+		return false
+	}
+	if kept, ok := r.Context().Value(bodyKey{}).(*keptBody); ok {
+		kept.data = data
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		writeError(w, http.StatusInternalServerError, "Cannot read the request body as JSON: "+err.Error())
@@ -417,8 +485,15 @@ func (s *Server) createConnector(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, info)
 }
 
-// checkName fills in the config's name from the URL or request, or refuses a different one.
+// checkName fills in the config's name from the URL or request, or refuses a different one. The names "."
+// and ".." are refused (400): no URL path can address them, since clients and servers resolve those
+// segments (Connect accepts them, and cannot then answer for the connector). Connect's other checks of the
+// name (not empty, no control characters) are its config validator's (connect.ConnectorKeys).
 func checkName(w http.ResponseWriter, name string, cfg map[string]string) bool {
+	if name == "." || name == ".." {
+		writeError(w, http.StatusBadRequest, "Connector name "+strconv.Quote(name)+" cannot be addressed in a URL path (/connectors/"+name+" resolves to another path); choose another name")
+		return false
+	}
 	if included, ok := cfg["name"]; ok && included != name {
 		writeError(w, http.StatusBadRequest, "Connector name configuration ("+included+") doesn't match connector name in the URL ("+name+")")
 		return false
