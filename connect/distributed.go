@@ -47,6 +47,8 @@ type Distributed struct {
 	stateMu         sync.Mutex
 	leader          bool
 	leaderURL       string
+	compatible      bool          // the group runs Connect's compatible protocol: no request signatures
+	assignedC       chan struct{} // signalled on each assignment (keepSessionKey)
 	rebalanceNeeded bool
 	rebalanceOffset int64         // the config offset an assignment must reach to clear rebalanceNeeded
 	rebalanced      chan struct{} // closed when rebalanceNeeded clears; a new one for each pending rebalance
@@ -79,6 +81,7 @@ func NewDistributed(cfg *config.Worker, parts Parts, log *slog.Logger) (*Distrib
 		log:             log,
 		client:          &http.Client{Timeout: 30 * time.Second},
 		reconcileC:      make(chan struct{}, 1),
+		assignedC:       make(chan struct{}, 1),
 		statusQ:         make(chan func(context.Context) error, 1024),
 		joined:          make(chan struct{}),
 		rebalanceOffset: -1,
@@ -177,9 +180,15 @@ func (d *Distributed) Run(ctx context.Context) error {
 		defer close(loopDone)
 		d.reconcileLoop(loopCtx)
 	}()
+	keyDone := make(chan struct{})
+	go func() {
+		defer close(keyDone)
+		d.keepSessionKey(loopCtx)
+	}()
 	err := d.member.Run(ctx) // revokes everything through onAssignment before it returns
 	stopLoop()
 	<-loopDone
+	<-keyDone
 	d.w.Shutdown()
 	close(d.statusQ)
 	<-statusDone
@@ -288,12 +297,16 @@ func needsRebalance(before, after cluster.ConfigSnapshot) bool {
 func (d *Distributed) onAssignment(a cluster.Assignment) {
 	d.generation.Store(a.Generation)
 	d.stateMu.Lock()
-	d.leader, d.leaderURL = a.Leader, a.LeaderURL
+	d.leader, d.leaderURL, d.compatible = a.Leader, a.LeaderURL, a.Compatible
 	if a.Generation >= 0 && a.ConfigOffset >= d.rebalanceOffset && d.rebalanceNeeded {
 		d.rebalanceNeeded = false
 		close(d.rebalanced)
 	}
 	d.stateMu.Unlock()
+	select {
+	case d.assignedC <- struct{}{}:
+	default:
+	}
 	d.log.Info("group assignment", "generation", a.Generation, "leader", a.Leader, "assigned", itemNames(a.Assigned), "revoked", itemNames(a.Revoked))
 
 	rebalances.Inc()

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -47,8 +46,6 @@ type Herder interface {
 	PluginConfig(plugin string) ([]configdef.ConfigKeyInfo, error)
 	ValidateConnectorConfig(plugin string, cfg map[string]string) (configdef.ConfigInfos, error)
 	CheckSchemas(ctx context.Context, name string) (connect.SchemaCheck, error)
-	// PutTaskConfigs is Connect's internal endpoint through which followers hand the leader task configs.
-	PutTaskConfigs(name string, tasks []map[string]string) error
 }
 
 var (
@@ -108,21 +105,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	aw := &answerWriter{ResponseWriter: w}
 	defer s.recoverPanic(aw, r)
 	w = aw
+	if s.internalRoute(r) { // authenticated by signature, body bounded: internal.go
+		s.mux.ServeHTTP(w, r)
+		return
+	}
 	if s.auth != nil && !s.auth.allow(w, r) {
 		return
 	}
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
-			writeError(w, http.StatusRequestEntityTooLarge, "The request body exceeds "+strconv.FormatInt(tooLarge.Limit, 10)+" bytes")
+		var ok bool
+		if r, ok = keepBody(w, r, maxBody); !ok {
 			return
 		}
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, "Cannot read the request body: "+err.Error())
-			return
-		}
-		r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
-		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	s.mux.ServeHTTP(w, r)
 }
@@ -176,7 +170,7 @@ func (s *Server) routes() {
 	m.HandleFunc("PATCH /connectors/{name}/config", s.patchConfig)
 	m.HandleFunc("GET /connectors/{name}/status", s.getStatus)
 	m.HandleFunc("GET /connectors/{name}/tasks", s.getTasks)
-	m.HandleFunc("POST /connectors/{name}/tasks", s.putTaskConfigs)
+	m.HandleFunc(taskConfigsRoute, s.putTaskConfigs)
 	m.HandleFunc("GET /connectors/{name}/tasks/{task}/status", s.getTaskStatus)
 	m.HandleFunc("POST /connectors/{name}/tasks/{task}/restart", s.restartTask)
 	m.HandleFunc("POST /connectors/{name}/restart", s.restartConnector)
@@ -184,7 +178,7 @@ func (s *Server) routes() {
 	m.HandleFunc("PUT /connectors/{name}/resume", s.simple(s.herder.ResumeConnector, http.StatusAccepted))
 	m.HandleFunc("PUT /connectors/{name}/stop", s.simple(s.herder.StopConnector, http.StatusNoContent))
 	m.HandleFunc("POST /connectors/{name}/signals", s.postSignal)
-	m.HandleFunc("PUT /connectors/{name}/fence", s.putFence)
+	m.HandleFunc(fenceRoute, s.putFence)
 	m.HandleFunc("GET /connectors/{name}/offsets", s.getOffsets)
 	m.HandleFunc("PATCH /connectors/{name}/offsets", s.patchOffsets)
 	m.HandleFunc("DELETE /connectors/{name}/offsets", s.resetOffsets)
@@ -239,6 +233,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			return
 		case connect.BadRequest:
 			status = http.StatusBadRequest
+		case connect.Forbidden:
+			status = http.StatusForbidden
+		case connect.Unavailable:
+			status = http.StatusServiceUnavailable
 		}
 	}
 	if status == http.StatusInternalServerError {
@@ -535,19 +533,6 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, http.StatusOK, st, err)
 }
 
-// putTaskConfigs is Connect's internal endpoint: a follower hands the leader a connector's task configs.
-func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
-	var tasks []map[string]string
-	if !s.readBody(w, r, &tasks) {
-		return
-	}
-	if err := s.herder.PutTaskConfigs(r.PathValue("name"), tasks); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
 func (s *Server) getTasks(w http.ResponseWriter, r *http.Request) {
 	tasks, err := s.herder.TaskConfigs(r.PathValue("name"))
 	s.reply(w, r, http.StatusOK, tasks, err)
@@ -621,27 +606,6 @@ func (s *Server) simple(op func(name string) error, status int) http.HandlerFunc
 		}
 		w.WriteHeader(status)
 	}
-}
-
-// Fencer is a Herder that fences the producers of a connector's tasks (exactly-once source support).
-type Fencer interface {
-	FenceZombies(ctx context.Context, name string) error
-}
-
-// putFence is Connect's PUT /connectors/{name}/fence: 204 once the leader's round of zombie fencing is done
-// (a herder that does not lead answers NotLeader, and the request is forwarded). Workers call it on the
-// leader before an exactly-once task starts.
-func (s *Server) putFence(w http.ResponseWriter, r *http.Request) {
-	f, ok := s.herder.(Fencer)
-	if !ok {
-		writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
-		return
-	}
-	if err := f.FenceZombies(r.Context(), r.PathValue("name")); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // Signaller is a Herder that hands Debezium signals to running tasks; optional.
