@@ -32,7 +32,8 @@ type Distributed struct {
 	kafka  kafkago.RoundTripper // the worker's transport for the group and the topics; nil: kafka-go's defaults
 	// configs is the config topic as reconciliation reads it (stores.Configs once open).
 	configs  configView
-	url      string // this worker's advertised REST URL, ending in "/"
+	keys     sessionKeys // the group's session key (stores.Configs once open)
+	url      string      // this worker's advertised REST URL, ending in "/"
 	client   *http.Client
 	onDelete DeleteHook // see SetDeleteHook; set before Run
 
@@ -147,7 +148,7 @@ func (d *Distributed) Open(ctx context.Context, advertisedURL string) error {
 	if err != nil {
 		return err
 	}
-	d.stores, d.configs = stores, stores.Configs
+	d.stores, d.configs, d.keys = stores, stores.Configs, stores.Configs
 	d.known = stores.Configs.Snapshot()
 	d.url = advertisedURL
 	mc := cluster.MemberConfigFor(d.w.cfg)

@@ -19,6 +19,15 @@ import (
 // with a valid signature (VerifyInternalRequest). Java workers read and write the same record, so a
 // group mixing Connect and cdcd workers shares one key.
 
+// sessionKeys is the config topic as KIP-507 uses it (*cluster.ConfigStore once Open opened it).
+type sessionKeys interface {
+	// SessionKey returns the last key read (ok false before any) and a channel closed when a newer one
+	// is read; it does not block.
+	SessionKey() (key interworker.SessionKey, ok bool, changed <-chan struct{})
+	// PutSessionKey writes a new key and returns once it was read back; it blocks on Kafka until ctx ends.
+	PutSessionKey(ctx context.Context, key interworker.SessionKey) error
+}
+
 // keyRetry is how soon a leader tries again after failing to write a session key.
 const keyRetry = time.Second
 
@@ -58,13 +67,13 @@ func (d *Distributed) distributeKeyIfDue(ctx context.Context, now time.Time) tim
 		return 0
 	}
 	cfg := d.w.cfg.InterWorker
-	key, ok, _ := d.stores.Configs.SessionKey()
+	key, ok, _ := d.keys.SessionKey()
 	if ok && !keyDue(key, cfg.KeyAlgorithm, cfg.KeySize, cfg.KeyTTL, now) {
 		return keyLifetime(key, cfg.KeyTTL, now)
 	}
 	key, err := interworker.NewSessionKey(cfg.KeyAlgorithm, cfg.KeySize, now)
 	if err == nil {
-		err = d.stores.Configs.PutSessionKey(ctx, key)
+		err = d.keys.PutSessionKey(ctx, key)
 	}
 	if err != nil {
 		if ctx.Err() == nil {
@@ -110,7 +119,7 @@ func (d *Distributed) VerifyInternalRequest(sig interworker.Signature, body []by
 			"Check that all workers' configuration files permit the same set of signature algorithms, "+
 			"and correct any misconfigured worker and restart it.", sig.Algorithm, strings.Join(verification, ", "))}
 	}
-	key, ok, _ := d.stores.Configs.SessionKey()
+	key, ok, _ := d.keys.SessionKey()
 	if !ok {
 		return &RequestError{Kind: Unavailable, Message: "This worker is still starting up and has not been able to read a session key from the config topic yet"}
 	}
@@ -125,7 +134,7 @@ func (d *Distributed) VerifyInternalRequest(sig interworker.Signature, body []by
 // the group runs the compatible protocol, where the request goes unsigned, as Connect sends it.
 func (d *Distributed) signInternal(ctx context.Context, h http.Header, body []byte) error {
 	for {
-		key, ok, changed := d.stores.Configs.SessionKey()
+		key, ok, changed := d.keys.SessionKey()
 		if ok {
 			return interworker.Sign(h, key.Key, d.w.cfg.InterWorker.SignatureAlgorithm, body)
 		}

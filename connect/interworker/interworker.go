@@ -39,14 +39,15 @@ type macAlgorithm struct {
 	name       string
 	digest     func() hash.Hash
 	defaultKey int
-	// byteKeys: the JDK's key generator takes only whole bytes (HmacMD5, HmacSHA1).
-	byteKeys bool
+	// anySize: the JDK's key generator makes keys of any positive size (HmacMD5, HmacSHA1); the others
+	// of at least 40 bits.
+	anySize bool
 }
 
 // macAlgorithms are the JDK's (SunJCE's) HMAC algorithms, which every Java worker has.
 var macAlgorithms = []macAlgorithm{
-	{name: "HmacMD5", digest: md5.New, defaultKey: 64, byteKeys: true},
-	{name: "HmacSHA1", digest: sha1.New, defaultKey: 64, byteKeys: true},
+	{name: "HmacMD5", digest: md5.New, defaultKey: 64, anySize: true},
+	{name: "HmacSHA1", digest: sha1.New, defaultKey: 64, anySize: true},
 	{name: "HmacSHA224", digest: sha256.New224, defaultKey: 28},
 	{name: "HmacSHA256", digest: sha256.New, defaultKey: 32},
 	{name: "HmacSHA384", digest: sha512.New384, defaultKey: 48},
@@ -102,12 +103,11 @@ func KeySize(algorithm string, bits int) (int, error) {
 	switch {
 	case !ok:
 		return 0, fmt.Errorf("unknown algorithm %s", algorithm)
-	case bits < 40:
+	case a.anySize && bits <= 0:
+		return 0, errors.New("keysize must not be <= 0") // the JDK's words
+	case !a.anySize && bits < 40:
 		//lint:ignore ST1005 the JDK's words
 		return 0, errors.New("Key length must be at least 40 bits")
-	case a.byteKeys && bits%8 != 0:
-		//lint:ignore ST1005 the JDK's words
-		return 0, errors.New("Key length must be a multiple of 8 bits")
 	case bits > maxKeyBits:
 		return 0, fmt.Errorf("cdcd makes keys of at most %d bits (the key travels in one config topic record)", maxKeyBits)
 	}
