@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,10 +67,11 @@ func internalCall(t *testing.T, method, url string, body []byte, key []byte, use
 }
 
 // TestInterWorkerRequestsSigned runs two cdcd distributed workers with basic authentication and
-// exactly-once source support, and two connectors that require exactly-once: each worker runs one task,
-// so the follower's task starts only after its PUT /connectors/{name}/fence reached the leader, which it
-// does without user credentials because it is signed with the group's session key (before, it got 401 and
-// the task failed). Task configs of a connector the follower runs reach the leader the same way. Without
+// exactly-once source support, and two connectors that require exactly-once: each worker runs one
+// connector and one task, so the follower's task starts only after its PUT /connectors/{name}/fence reached
+// the leader, which it does without user credentials because it is signed with the group's session key
+// (before, it got 401 and the task never ran). The task configs of the connector the follower runs reach
+// the leader the same way. Without
 // the key, the internal endpoints stay closed: no credentials 401, credentials but no signature 400, a
 // signature under another key 403; a request signed with the key from the config topic passes.
 func TestInterWorkerRequestsSigned(t *testing.T) {
@@ -112,8 +114,7 @@ func TestInterWorkerRequestsSigned(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	owners := waitTasksSpread(t, urls[0], []string{"signed_a", "signed_b"})
-	t.Logf("tasks RUNNING on %v", owners)
+	t.Logf("running on %v", waitSpread(t, urls[0], "admin", "s3cret", []string{"signed_a", "signed_b"}))
 	// RUNNING is reported before a task's fencing preflight: what proves both tasks run is a change of each
 	// table delivered in a committed transaction.
 	execPostgres(t, ctx, dsn, `INSERT INTO signed_a VALUES (1); INSERT INTO signed_b VALUES (1)`)
@@ -168,34 +169,43 @@ func TestInterWorkerRequestsSigned(t *testing.T) {
 	}
 }
 
-// waitTasksSpread waits until each connector's task is RUNNING and no two on the same worker, and returns
-// their workers.
-func waitTasksSpread(t *testing.T, base string, names []string) []string {
+// placement is where a connector's instance and its task run (worker ids).
+type placement struct{ connector, task string }
+
+// waitSpread waits until each connector and its one task are RUNNING, no two connector instances and no
+// two tasks on the same worker, none on the workers gone (whose last statuses may still say RUNNING), and
+// returns where each runs. user and password are the basic credentials to ask with ("" for none).
+func waitSpread(t *testing.T, base, user, password string, names []string, gone ...string) map[string]placement {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	var last string
 	for time.Now().Before(deadline) {
-		owners := map[string]bool{}
-		var list []string
+		out := map[string]placement{}
+		connectors, tasks := map[string]bool{}, map[string]bool{}
 		for _, name := range names {
-			_, body := securedCall(t, http.DefaultClient, "GET", base+"/connectors/"+name+"/status", "admin", "s3cret", "")
+			_, body := securedCall(t, http.DefaultClient, "GET", base+"/connectors/"+name+"/status", user, password, "")
 			last = body
 			var st struct {
+				Connector struct {
+					State    string `json:"state"`
+					WorkerID string `json:"worker_id"`
+				} `json:"connector"`
 				Tasks []struct {
 					State    string `json:"state"`
 					WorkerID string `json:"worker_id"`
 				} `json:"tasks"`
 			}
-			if json.Unmarshal([]byte(body), &st) == nil && len(st.Tasks) == 1 && st.Tasks[0].State == "RUNNING" {
-				owners[st.Tasks[0].WorkerID] = true
-				list = append(list, st.Tasks[0].WorkerID)
+			if json.Unmarshal([]byte(body), &st) == nil && st.Connector.State == "RUNNING" && len(st.Tasks) == 1 && st.Tasks[0].State == "RUNNING" &&
+				!slices.Contains(gone, st.Connector.WorkerID) && !slices.Contains(gone, st.Tasks[0].WorkerID) {
+				out[name] = placement{connector: st.Connector.WorkerID, task: st.Tasks[0].WorkerID}
+				connectors[st.Connector.WorkerID], tasks[st.Tasks[0].WorkerID] = true, true
 			}
 		}
-		if len(owners) == len(names) {
-			return list
+		if len(connectors) == len(names) && len(tasks) == len(names) {
+			return out
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond)
 	}
-	t.Fatalf("the tasks of %v did not all run, each on its own worker; last status: %s", names, last)
+	t.Fatalf("the connectors %v and their tasks did not all run, spread over the workers; last status: %s", names, last)
 	return nil
 }
