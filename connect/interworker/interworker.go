@@ -162,7 +162,7 @@ type Signature struct {
 
 // ErrUnsigned is FromHeaders' answer for a request without the two signature headers.
 //
-//lint:ignore ST1012 Connect's message, to the letter
+//lint:ignore ST1005 Connect's message, to the letter
 var ErrUnsigned = errors.New("Internal request missing required signature")
 
 // FromHeaders reads a request's signature without reading its body. It answers ErrUnsigned when either
