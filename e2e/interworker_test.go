@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -87,6 +88,7 @@ func TestInterWorkerRequestsSigned(t *testing.T) {
 	}
 	topics := clusterTopicsOf(prefix)
 	var urls []string
+	var procs []*cdcdProcess
 	for range 2 {
 		props := distributedProps(brokers, prefix, topics, freePort(t))
 		props["exactly.once.source.support"] = "enabled"
@@ -96,6 +98,7 @@ func TestInterWorkerRequestsSigned(t *testing.T) {
 		p := startCdcdProcess(t, "distributed", path)
 		waitSecuredHealthy(t, http.DefaultClient, props["listeners"], p)
 		urls = append(urls, props["listeners"])
+		procs = append(procs, p)
 	}
 
 	for _, table := range []string{"signed_a", "signed_b"} {
@@ -165,6 +168,12 @@ func TestInterWorkerRequestsSigned(t *testing.T) {
 	for _, url := range urls {
 		if code, got := internalCall(t, "PUT", url+"/connectors/signed_b/fence", nil, key.Key, "", ""); code != 204 {
 			t.Errorf("signed fence at %s: %d %s", url, code, got)
+		}
+	}
+	// The key is a secret: no log (at debug level) carries it.
+	for _, p := range procs {
+		if strings.Contains(p.log.String(), base64.StdEncoding.EncodeToString(key.Key)) {
+			t.Error("a worker's log carries the session key")
 		}
 	}
 }
