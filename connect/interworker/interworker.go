@@ -125,6 +125,9 @@ type SessionKey struct {
 
 // NewSessionKey makes a random key of size bytes for algorithm, created now.
 func NewSessionKey(algorithm string, size int, now time.Time) (SessionKey, error) {
+	if size <= 0 || !Known(algorithm) {
+		return SessionKey{}, fmt.Errorf("making a session key: no key of %d bytes for algorithm %q", size, algorithm)
+	}
 	key := make([]byte, size)
 	if _, err := rand.Read(key); err != nil {
 		return SessionKey{}, fmt.Errorf("making a session key: %w", err)

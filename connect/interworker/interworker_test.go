@@ -147,4 +147,12 @@ func TestNewSessionKey(t *testing.T) {
 	if len(a.Key) != 32 || a.Algorithm != "HmacSHA256" || !a.Created.Equal(now) || string(a.Key) == string(b.Key) {
 		t.Errorf("keys %+v and %+v: want two different random 32-byte keys", a, b)
 	}
+	for _, bad := range []struct {
+		algorithm string
+		size      int
+	}{{"HmacSHA256", 0}, {"", 32}} {
+		if _, err := NewSessionKey(bad.algorithm, bad.size, now); err == nil {
+			t.Errorf("a key of %d bytes for %q was made", bad.size, bad.algorithm)
+		}
+	}
 }
