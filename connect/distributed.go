@@ -32,7 +32,8 @@ type Distributed struct {
 	kafka  kafkago.RoundTripper // the worker's transport for the group and the topics; nil: kafka-go's defaults
 	// configs is the config topic as reconciliation reads it (stores.Configs once open).
 	configs  configView
-	url      string // this worker's advertised REST URL, ending in "/"
+	keys     sessionKeys // the group's session key (stores.Configs once open)
+	url      string      // this worker's advertised REST URL, ending in "/"
 	client   *http.Client
 	onDelete DeleteHook // see SetDeleteHook; set before Run
 
@@ -47,6 +48,8 @@ type Distributed struct {
 	stateMu         sync.Mutex
 	leader          bool
 	leaderURL       string
+	compatible      bool          // the group runs Connect's compatible protocol: no request signatures
+	assignedC       chan struct{} // signalled on each assignment (keepSessionKey)
 	rebalanceNeeded bool
 	rebalanceOffset int64         // the config offset an assignment must reach to clear rebalanceNeeded
 	rebalanced      chan struct{} // closed when rebalanceNeeded clears; a new one for each pending rebalance
@@ -79,6 +82,7 @@ func NewDistributed(cfg *config.Worker, parts Parts, log *slog.Logger) (*Distrib
 		log:             log,
 		client:          &http.Client{Timeout: 30 * time.Second},
 		reconcileC:      make(chan struct{}, 1),
+		assignedC:       make(chan struct{}, 1),
 		statusQ:         make(chan func(context.Context) error, 1024),
 		joined:          make(chan struct{}),
 		rebalanceOffset: -1,
@@ -144,7 +148,7 @@ func (d *Distributed) Open(ctx context.Context, advertisedURL string) error {
 	if err != nil {
 		return err
 	}
-	d.stores, d.configs = stores, stores.Configs
+	d.stores, d.configs, d.keys = stores, stores.Configs, stores.Configs
 	d.known = stores.Configs.Snapshot()
 	d.url = advertisedURL
 	mc := cluster.MemberConfigFor(d.w.cfg)
@@ -177,9 +181,15 @@ func (d *Distributed) Run(ctx context.Context) error {
 		defer close(loopDone)
 		d.reconcileLoop(loopCtx)
 	}()
+	keyDone := make(chan struct{})
+	go func() {
+		defer close(keyDone)
+		d.keepSessionKey(loopCtx)
+	}()
 	err := d.member.Run(ctx) // revokes everything through onAssignment before it returns
 	stopLoop()
 	<-loopDone
+	<-keyDone
 	d.w.Shutdown()
 	close(d.statusQ)
 	<-statusDone
@@ -288,12 +298,16 @@ func needsRebalance(before, after cluster.ConfigSnapshot) bool {
 func (d *Distributed) onAssignment(a cluster.Assignment) {
 	d.generation.Store(a.Generation)
 	d.stateMu.Lock()
-	d.leader, d.leaderURL = a.Leader, a.LeaderURL
+	d.leader, d.leaderURL, d.compatible = a.Leader, a.LeaderURL, a.Compatible
 	if a.Generation >= 0 && a.ConfigOffset >= d.rebalanceOffset && d.rebalanceNeeded {
 		d.rebalanceNeeded = false
 		close(d.rebalanced)
 	}
 	d.stateMu.Unlock()
+	select {
+	case d.assignedC <- struct{}{}:
+	default:
+	}
 	d.log.Info("group assignment", "generation", a.Generation, "leader", a.Leader, "assigned", itemNames(a.Assigned), "revoked", itemNames(a.Revoked))
 
 	rebalances.Inc()

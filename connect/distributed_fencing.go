@@ -106,8 +106,9 @@ func (d *Distributed) preflightFencing(ctx context.Context, name string) error {
 	return nil
 }
 
-// leaderRequest sends a request to the leader's REST API at leaderURL (forward=true, as Connect's
-// followers send theirs) and fails unless it answers 2xx; the error carries the answer's message.
+// leaderRequest sends an internal request to the leader's REST API at leaderURL (forward=true, as Connect's
+// followers send theirs), signed with the group's session key, and fails unless it answers 2xx; the error
+// carries the answer's message.
 func (d *Distributed) leaderRequest(ctx context.Context, leaderURL, method string, path []string, body []byte) error {
 	if leaderURL == "" {
 		return fmt.Errorf("no leader known yet")
@@ -126,6 +127,9 @@ func (d *Distributed) leaderRequest(ctx context.Context, leaderURL, method strin
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if err := d.signInternal(ctx, req.Header, body); err != nil {
+		return err
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {

@@ -253,10 +253,10 @@ func (d *Distributed) StopConnector(name string) error {
 }
 
 // PutTaskConfigs is Connect's internal POST /connectors/{name}/tasks: a follower that runs a connector
-// hands the leader the task configs to store. Connect authenticates these requests with a signature
-// from the group's session key; cdcd instead stores only the task configs the connector's config
-// implies (which is what Debezium's connectors generate, also on a Java worker), so a request from
-// outside the cluster cannot make a task run with a config of its own.
+// hands the leader the task configs to store. The REST layer accepts only requests signed with the
+// group's session key (VerifyInternalRequest); besides, cdcd stores only the task configs the connector's
+// config implies (which is what Debezium's connectors generate, also on a Java worker), so not even a
+// worker can make a task run with a config of its own.
 func (d *Distributed) PutTaskConfigs(name string, tasks []map[string]string) error {
 	ctx, cancel := requestContext()
 	defer cancel()

@@ -24,6 +24,8 @@ const (
 	ServerError                    // any other exception: 500
 	Conflict                       // a ConnectRestException with 409 (e.g. a rebalance is needed first)
 	NotLeader                      // RequestTargetException: another worker serves it; the REST layer forwards
+	Forbidden                      // a ConnectRestException with 403 (an internal request's bad signature)
+	Unavailable                    // a ConnectRestException with 503 (no session key read yet)
 )
 
 // RequestError is a refused herder request; Message is Connect's text for it.
@@ -457,16 +459,6 @@ func (w *Worker) SignalConnector(name, id, kind, data string) error {
 		return &RequestError{Kind: Conflict, Message: fmt.Sprintf("connector %s has no running task (it is stopped); resume it, then send the signal", name)}
 	}
 	return t.signal(id, kind, data)
-}
-
-// FenceZombies is Connect's PUT /connectors/{name}/fence, which standalone mode refuses as Connect's does.
-func (w *Worker) FenceZombies(context.Context, string) error {
-	return &RequestError{Kind: ServerError, Message: "Kafka Connect in standalone mode does not support exactly-once source connectors."}
-}
-
-// PutTaskConfigs is Connect's internal POST /connectors/{name}/tasks, which standalone mode refuses.
-func (w *Worker) PutTaskConfigs(string, []map[string]string) error {
-	return &RequestError{Kind: ServerError, Message: "Kafka Connect in standalone mode does not support externally setting task configurations."}
 }
 
 // DeleteConnector stops a connector and forgets it; its offsets stay in the offsets file, as in Connect.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"math/rand/v2"
 	"path/filepath"
@@ -38,7 +39,7 @@ func distributedHandover(t *testing.T, exactlyOnce bool) {
 
 	db := connectPostgres(t, ctx, dsn, `CREATE TABLE handover (id int PRIMARY KEY, version bigint NOT NULL); ALTER TABLE handover REPLICA IDENTITY FULL`)
 	topics := clusterTopicsOf(prefix)
-	_, offsetStore, _ := openClusterStores(t, ctx, brokers, topics)
+	configStore, offsetStore, _ := openClusterStores(t, ctx, brokers, topics)
 	conn := pgConnector(t, dsn, "handover", prefix, "public.handover")
 	conn["snapshot.mode"] = "no_data"
 	workerProps := func() map[string]string {
@@ -81,6 +82,9 @@ func distributedHandover(t *testing.T, exactlyOnce bool) {
 	h.waitDelivered(debezium.exited)
 	debezium.stop()
 	h.endSegment("Debezium", durable())
+	// Connect's leader wrote the group's session key (KIP-507), which cdcd reads: its workers sign and verify
+	// their internal requests with it instead of writing a key of their own.
+	connectKey := sessionKey(t, ctx, configStore)
 
 	// 2. A gap, then two cdcd workers join the group and take the connector over.
 	h.write(15)
@@ -115,6 +119,10 @@ func distributedHandover(t *testing.T, exactlyOnce bool) {
 		w.stop()
 	}
 	h.endSegment("cdcd", durable())
+	if key := sessionKey(t, ctx, configStore); !bytes.Equal(key.Key, connectKey.Key) || !key.Created.Equal(connectKey.Created) {
+		t.Errorf("cdcd replaced Connect's fresh session key (%s of %d bytes, created %v) with its own (%s, created %v)",
+			connectKey.Algorithm, len(connectKey.Key), connectKey.Created, key.Algorithm, key.Created)
+	}
 
 	// 3. A gap, then Debezium again on the offsets cdcd wrote to the offset topic.
 	h.write(15)

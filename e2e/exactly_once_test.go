@@ -15,7 +15,7 @@ import (
 // TestExactlyOnceSurvivesKills runs one distributed worker with exactly.once.source.support=enabled and a
 // PostgreSQL connector that requires it under a continuous insert/update/delete workload, kills the worker
 // with SIGKILL ten times at random moments and restarts it each time, then fences its task through the
-// REST API (Connect's zombie fencing). A read_committed consumer then sees
+// REST API (Connect's zombie fencing, signed with the group's session key). A read_committed consumer then sees
 // every committed change exactly once and per key in commit order: what a killed task produced after its
 // last commit was aborted when its successor's producer took over its transactional.id, and the offset
 // the successor resumed from was committed with the records before it.
@@ -44,9 +44,11 @@ func TestExactlyOnceSurvivesKills(t *testing.T) {
 		waitSlotActive(t, ctx, db, cfg["slot.name"], w.cdcdProcess)
 		t.Logf("kill %d/%d done", i+1, kills)
 	}
-	// Connect's zombie fencing through the REST API fences the running task, which restarts from its
-	// last committed offset.
-	if code, body := restCall(t, "PUT", w.url+"/connectors/eos/fence", nil); code != 204 {
+	// Connect's zombie fencing through the REST API (an internal request, signed with the group's session
+	// key as a worker signs it) fences the running task, which restarts from its last committed offset.
+	configs, _, _ := openClusterStores(t, ctx, brokers, clusterTopicsOf(prefix))
+	key := sessionKey(t, ctx, configs)
+	if code, body := internalCall(t, "PUT", w.url+"/connectors/eos/fence", nil, key.Key, "", ""); code != 204 {
 		t.Fatalf("PUT /connectors/eos/fence: %d %s", code, body)
 	}
 	// The fence surfaces at the task's next request to Kafka, and the task restarts; what is checked is

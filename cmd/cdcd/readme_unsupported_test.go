@@ -56,7 +56,7 @@ var unsupportedFeatures = []unsupportedFeature{
 	{"Other event shaping (skipping updates that change no captured column, a placeholder for unavailable values, a custom sanitize pattern)",
 		[]string{"skip.messages.without.change", "unavailable.value.placeholder", "custom.sanitize.pattern"}},
 	{"Plugin versions (each plugin is built in, in one version)", []string{"*.plugin.version", "connector.plugin.version"}},
-	{"Connect's mixed groups with signed internal requests and other protocols", []string{"inter.worker.*", "connect.protocol", "worker.sync.timeout.ms", "worker.unsync.backoff.ms"}},
+	{"Connect's other group protocols and its worker sync timeouts", []string{"connect.protocol", "worker.sync.timeout.ms", "worker.unsync.backoff.ms"}},
 	{"Connect's REST extras (admin listeners, response headers, topic tracking)",
 		[]string{"admin.listeners", "response.http.headers.config", "topic.tracking.*"}},
 	{"The worker's Kafka client tuning beyond what kafka-go exposes (metadata, reconnect and retry back-off, socket and DNS settings, internal topic creation)",

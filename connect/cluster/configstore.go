@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -10,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/cdcd/cdcd/connect/interworker"
 	"github.com/cdcd/cdcd/schema/jsonconv"
 )
 
@@ -34,12 +37,15 @@ const (
 	// fenced: task configs committed after a connector's last such record are "pending fencing", and
 	// their tasks must not start before the next round writes one.
 	taskCountKeyPrefix = "tasks-fencing-"
+	// sessionKeyKey is the group's session key (SESSION_KEY_V0), which the leader writes and every worker
+	// signs and checks internal requests with (KIP-507).
+	sessionKeyKey = "session-key"
 )
 
 // Keys of the config topic that cdcd reads past without acting on them: they are written by Java
-// workers for features cdcd does not take part in (request signing, restarts requested through the
-// topic, cluster-wide log levels), and cdcd never rewrites them.
-var configKeysLeftAlone = []string{"session-key", "restart-connector-", "logger-cluster-"}
+// workers for features cdcd does not take part in (restarts requested through the topic, cluster-wide
+// log levels), and cdcd never rewrites them.
+var configKeysLeftAlone = []string{"restart-connector-", "logger-cluster-"}
 
 // ConfigSnapshot is the cluster's configuration as read from the config topic up to Offset.
 type ConfigSnapshot struct {
@@ -105,6 +111,8 @@ type ConfigStore struct {
 	taskCountRec map[string]int
 	pending      map[string]bool
 	generations  map[string]int
+	sessionKey   *interworker.SessionKey
+	keyChanged   chan struct{} // closed and replaced when a session key is read
 }
 
 // OpenConfigStore creates or checks the config topic (one partition, compacted) and reads it to its end.
@@ -140,6 +148,7 @@ func newConfigStore(logger *slog.Logger, onChange func(string)) *ConfigStore {
 		taskCountRec: map[string]int{},
 		pending:      map[string]bool{},
 		generations:  map[string]int{},
+		keyChanged:   make(chan struct{}),
 	}
 }
 
@@ -235,6 +244,34 @@ func taskCountValue(count int) []byte {
 	return []byte(`{"task-count":` + strconv.Itoa(count) + `}`)
 }
 
+// SessionKey returns the last session key read from the topic (ok false before any), and a channel closed
+// when a newer one is read.
+func (s *ConfigStore) SessionKey() (key interworker.SessionKey, ok bool, changed <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessionKey != nil {
+		key, ok = *s.sessionKey, true
+	}
+	return key, ok, s.keyChanged
+}
+
+// PutSessionKey writes a new session key (KafkaConfigBackingStore.putSessionKey); only the leader writes one.
+func (s *ConfigStore) PutSessionKey(ctx context.Context, key interworker.SessionKey) error {
+	return s.writeAndRead(ctx, Message{Key: []byte(sessionKeyKey), Value: sessionKeyValue(key)})
+}
+
+// sessionKeyValue is SESSION_KEY_V0 as the schemaless JsonConverter writes it: the key's bytes in base64,
+// its algorithm and its creation time in epoch milliseconds.
+func sessionKeyValue(key interworker.SessionKey) []byte {
+	b := []byte(`{"key":`)
+	b = jsonconv.AppendJSONString(b, base64.StdEncoding.EncodeToString(key.Key))
+	b = append(b, `,"algorithm":`...)
+	b = jsonconv.AppendJSONString(b, key.Algorithm)
+	b = append(b, `,"creation-timestamp":`...)
+	b = strconv.AppendInt(b, key.Created.UnixMilli(), 10)
+	return append(b, '}')
+}
+
 // PutTargetState records what a connector should be.
 func (s *ConfigStore) PutTargetState(ctx context.Context, name string, state TargetState) error {
 	return s.writeAndRead(ctx, Message{Key: []byte(targetStateKeyPrefix + name), Value: targetStateValue(state)})
@@ -313,6 +350,8 @@ func (s *ConfigStore) applyLocked(key string, value []byte) (changed string, err
 		return name, s.applyCommit(name, value)
 	case strings.HasPrefix(key, taskCountKeyPrefix):
 		return "", s.applyTaskCount(strings.TrimPrefix(key, taskCountKeyPrefix), value)
+	case key == sessionKeyKey:
+		return "", s.applySessionKey(value)
 	}
 	for _, prefix := range configKeysLeftAlone {
 		if strings.HasPrefix(key, prefix) {
@@ -467,6 +506,37 @@ func (s *ConfigStore) applyTaskCount(name string, value []byte) error {
 	}
 	s.taskCountRec[name] = int(count)
 	delete(s.pending, name)
+	return nil
+}
+
+// applySessionKey reads a session key record; one in another shape is skipped, as
+// KafkaConfigBackingStore.processSessionKeyRecord skips it, and the previous key stays.
+func (s *ConfigStore) applySessionKey(value []byte) error {
+	if value == nil {
+		return fmt.Errorf("session key record is a tombstone")
+	}
+	var v struct {
+		Key       *string      `json:"key"`
+		Algorithm *string      `json:"algorithm"`
+		Created   *json.Number `json:"creation-timestamp"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return fmt.Errorf("session key: %w", err)
+	}
+	if v.Key == nil || v.Algorithm == nil || v.Created == nil {
+		return fmt.Errorf("session key without its key, algorithm or creation-timestamp")
+	}
+	key, err := base64.StdEncoding.DecodeString(*v.Key)
+	if err != nil || len(key) == 0 {
+		return fmt.Errorf("session key whose key is not base64 or empty")
+	}
+	created, err := strconv.ParseInt(v.Created.String(), 10, 64)
+	if err != nil {
+		return fmt.Errorf("session key with a bad creation-timestamp %s", v.Created)
+	}
+	s.sessionKey = &interworker.SessionKey{Key: key, Algorithm: *v.Algorithm, Created: time.UnixMilli(created)}
+	close(s.keyChanged)
+	s.keyChanged = make(chan struct{})
 	return nil
 }
 

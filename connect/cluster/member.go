@@ -32,6 +32,10 @@ type Assignment struct {
 	MemberID   string
 	Leader     bool   // this member leads the group
 	LeaderURL  string // the leader's advertised REST URL, where requests only the leader serves go
+	// Compatible is set when the group chose the "compatible" protocol (a Java member with
+	// connect.protocol=compatible): Connect checks no internal request's signature then (KIP-507 needs
+	// "sessioned").
+	Compatible bool
 	// ConfigOffset is the configuration the assignment was computed from; Configs has been read at
 	// least this far when OnAssignment is called (it may have read further).
 	ConfigOffset int64
@@ -466,6 +470,7 @@ func (m *Member) apply(ctx context.Context, join *joingroup.Response, a assignme
 		MemberID:     join.MemberID,
 		Leader:       a.Leader == join.MemberID,
 		LeaderURL:    a.LeaderURL,
+		Compatible:   join.ProtocolName == protocolCompatible,
 		ConfigOffset: a.ConfigOffset,
 		Assigned:     slices.Clone(a.Assigned),
 		Revoked:      revoked,

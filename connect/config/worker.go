@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdcd/cdcd/connect/interworker"
 	"github.com/cdcd/cdcd/schema/configdef"
 	"github.com/cdcd/cdcd/source/props"
 )
@@ -103,6 +104,22 @@ type Worker struct {
 	SessionTimeout                 time.Duration
 	RebalanceTimeout               time.Duration
 	ScheduledRebalanceMaxDelay     time.Duration
+	InterWorker                    InterWorker
+}
+
+// InterWorker is how a distributed worker signs and checks the requests workers send each other
+// (KIP-507): the inter.worker.* keys, validated as DistributedConfig validates them.
+type InterWorker struct {
+	// KeyAlgorithm and KeySize (in bytes) make the session keys this worker distributes when it leads.
+	KeyAlgorithm string
+	KeySize      int
+	// KeyTTL is how long a session key serves before the leader replaces it; 0: until the leader changes
+	// its key algorithm or size.
+	KeyTTL time.Duration
+	// SignatureAlgorithm signs this worker's requests; VerificationAlgorithms are the signature algorithms
+	// it accepts, by their exact names (as Connect compares them).
+	SignatureAlgorithm     string
+	VerificationAlgorithms []string
 }
 
 // workerPrefixes are sub-setting families Connect accepts in a worker file.
@@ -158,7 +175,81 @@ func WorkerKeys(mode Mode) []configdef.Key {
 		configdef.Key{Name: exactlyOnceSourceSupport, Type: configdef.String, Default: configdef.Ptr("disabled"), Importance: configdef.High,
 			Doc: "Whether to enable exactly-once support for source connectors in the cluster by using transactions to write source records and their source offsets. Permitted values: disabled, enabled.", Validator: exactlyOnceValidator},
 		configdef.Key{Name: "scheduled.rebalance.max.delay.ms", Type: configdef.Int, Default: configdef.Ptr("300000"), Importance: configdef.Low, Doc: "Delay before reassigning a departed worker's work.", Validator: configdef.Between(0, math.MaxInt32)},
+		configdef.Key{Name: interWorkerKeyTTL, Type: configdef.Int, Default: configdef.Ptr("3600000"), Importance: configdef.Low,
+			Doc: "The TTL of generated session keys used for internal request validation (in milliseconds)", Validator: configdef.Between(0, math.MaxInt32)},
+		configdef.Key{Name: interWorkerKeyAlgorithm, Type: configdef.String, Default: configdef.Ptr(interworker.DefaultAlgorithm), Importance: configdef.Low,
+			Doc: "The algorithm to use for generating internal request keys.", Validator: algorithmValidator},
+		configdef.Key{Name: interWorkerKeySize, Type: configdef.Int, Importance: configdef.Low,
+			Doc: "The size of the key to use for signing internal requests, in bits. If null, the default key size for the key generation algorithm will be used."},
+		configdef.Key{Name: interWorkerSignatureAlgorithm, Type: configdef.String, Default: configdef.Ptr(interworker.DefaultAlgorithm), Importance: configdef.Low,
+			Doc: "The algorithm used to sign internal requests.", Validator: algorithmValidator},
+		configdef.Key{Name: interWorkerVerificationAlgorithms, Type: configdef.List, Default: configdef.Ptr(interworker.DefaultAlgorithm), Importance: configdef.Low,
+			Doc: "A list of permitted algorithms for verifying internal requests, which must include the algorithm used for the inter.worker.signature.algorithm property.", Validator: verificationAlgorithmsValidator},
 	)
+}
+
+// The inter.worker.* keys (DistributedConfig).
+const (
+	interWorkerKeyTTL                 = "inter.worker.key.ttl.ms"
+	interWorkerKeyAlgorithm           = "inter.worker.key.generation.algorithm"
+	interWorkerKeySize                = "inter.worker.key.size"
+	interWorkerSignatureAlgorithm     = "inter.worker.signature.algorithm"
+	interWorkerVerificationAlgorithms = "inter.worker.verification.algorithms"
+)
+
+// algorithmValidator refuses an algorithm cdcd cannot sign or make keys with, listing those it can (as
+// Connect lists the JVM's).
+func algorithmValidator(name string, value any) error {
+	if s, ok := value.(string); ok && !interworker.Known(s) {
+		return unsupportedAlgorithm(name, s)
+	}
+	return nil
+}
+
+func unsupportedAlgorithm(name, algorithm string) error {
+	return &configdef.ConfigError{Name: name, Value: algorithm,
+		Message: "the algorithm is not supported by cdcd; the supported algorithms are: " + strings.Join(interworker.Algorithms(), ", ")}
+}
+
+func verificationAlgorithmsValidator(name string, value any) error {
+	algorithms, _ := value.([]string)
+	if len(algorithms) == 0 {
+		return &configdef.ConfigError{Name: name, Value: value, Message: "At least one signature verification algorithm must be provided"}
+	}
+	for _, a := range algorithms {
+		if !interworker.Known(a) {
+			return unsupportedAlgorithm(name, a)
+		}
+	}
+	return nil
+}
+
+// interWorkerConfig reads the inter.worker.* keys once each is valid on its own, and checks them together
+// as DistributedConfig.validateInterWorkerKeyConfigs does: the key size must suit the generation algorithm,
+// and the signature algorithm must be one of the verification algorithms.
+func interWorkerConfig(get func(string) any) (InterWorker, error) {
+	c := InterWorker{}
+	c.KeyAlgorithm, _ = get(interWorkerKeyAlgorithm).(string)
+	c.SignatureAlgorithm, _ = get(interWorkerSignatureAlgorithm).(string)
+	c.VerificationAlgorithms, _ = get(interWorkerVerificationAlgorithms).([]string)
+	if ttl, ok := get(interWorkerKeyTTL).(int32); ok {
+		c.KeyTTL = time.Duration(ttl) * time.Millisecond
+	}
+	var err error
+	if bits, set := get(interWorkerKeySize).(int32); set {
+		c.KeySize, err = interworker.KeySize(c.KeyAlgorithm, int(bits))
+		if err != nil {
+			//lint:ignore ST1005 DistributedConfig's words
+			return c, fmt.Errorf("Unable to create key generator with algorithm %s and key size %d: %w", c.KeyAlgorithm, bits, err)
+		}
+	} else if c.KeySize, err = interworker.DefaultKeySize(c.KeyAlgorithm); err != nil {
+		return c, err
+	}
+	if !slices.Contains(c.VerificationAlgorithms, c.SignatureAlgorithm) {
+		return c, &configdef.ConfigError{Name: interWorkerSignatureAlgorithm, Value: c.SignatureAlgorithm,
+			Message: "Signature algorithm must be present in " + interWorkerVerificationAlgorithms + " list"}
+	}
+	return c, nil
 }
 
 const exactlyOnceSourceSupport = "exactly.once.source.support"
@@ -317,6 +408,9 @@ func ParseWorker(props map[string]string, mode Mode) (*Worker, configdef.Result,
 	w.RebalanceTimeout = ms("rebalance.timeout.ms")
 	w.ScheduledRebalanceMaxDelay = ms("scheduled.rebalance.max.delay.ms")
 	w.ExactlyOnceSource = str(exactlyOnceSourceSupport) == "enabled"
+	if w.InterWorker, err = interWorkerConfig(get); err != nil {
+		return nil, res, fmt.Errorf("%w:\n%w", ErrWorkerConfig, err)
+	}
 	return w, res, nil
 }
 

@@ -58,11 +58,6 @@ var workerRefusedKeys = []configdef.Key{
 	refusedKey("worker.sync.timeout.ms", configdef.Int, "3000"),
 	refusedKey("worker.unsync.backoff.ms", configdef.Int, "300000"),
 	refusedKey("connect.protocol", configdef.String, "sessioned"),
-	refusedKey("inter.worker.key.ttl.ms", configdef.Int, "3600000"),
-	refusedKey("inter.worker.key.generation.algorithm", configdef.String, "HmacSHA256"),
-	nullDefault("inter.worker.key.size", configdef.Int),
-	refusedKey("inter.worker.signature.algorithm", configdef.String, "HmacSHA256"),
-	refusedKey("inter.worker.verification.algorithms", configdef.List, "HmacSHA256"),
 }
 
 // refusedKey is a refused key with Connect's default; nullDefault is one whose default is null.

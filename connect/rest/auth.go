@@ -78,16 +78,12 @@ func methodName(method string) string {
 	return "this method"
 }
 
-// RequireBasicAuth makes every request but Connect's internal ones carry credentials a accepts.
+// RequireBasicAuth makes every request carry credentials a accepts, but Connect's internal ones with a
+// valid signature (internal.go).
 func (s *Server) RequireBasicAuth(a *BasicAuth) { s.auth = a }
 
-// allow answers 401 with Connect's message unless the request carries known credentials. Followers'
-// task configs (POST /connectors/{name}/tasks) pass, as Connect lets them pass: they carry no user's
-// credentials.
+// allow answers 401 with Connect's message unless the request carries known credentials.
 func (a *BasicAuth) allow(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method == http.MethodPost && isTaskConfigsPath(r.URL.Path) {
-		return true
-	}
 	if user, password, ok := r.BasicAuth(); ok {
 		if want, known := a.users[user]; known && subtle.ConstantTimeCompare([]byte(want), []byte(password)) == 1 {
 			return true
@@ -96,14 +92,4 @@ func (a *BasicAuth) allow(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("WWW-Authenticate", `Basic realm="cdcd"`)
 	writeError(w, http.StatusUnauthorized, "User cannot access the resource.")
 	return false
-}
-
-// isTaskConfigsPath matches /connectors/{name}/tasks.
-func isTaskConfigsPath(path string) bool {
-	rest, ok := strings.CutPrefix(path, "/connectors/")
-	if !ok {
-		return false
-	}
-	name, ok := strings.CutSuffix(rest, "/tasks")
-	return ok && name != "" && !strings.Contains(name, "/")
 }

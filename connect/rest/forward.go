@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cdcd/cdcd/connect/interworker"
 )
 
 const (
@@ -25,7 +27,8 @@ func (s *Server) SetForwardClient(c *http.Client) { s.forwarder = c }
 // Connect's ?forward= rule: a request from a client (no forward parameter) may be forwarded twice (it is
 // sent on with forward=true), one already forwarded once only once more (forward=false), and one that
 // reaches a third worker is refused, since the group must have rebalanced meanwhile. Only the
-// Authorization header goes along, as in Connect.
+// Authorization header goes along, as in Connect, and an internal request's signature, which the
+// unchanged body keeps valid (Connect drops it, and its leader then refuses the request unsigned).
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string) {
 	query := r.URL.Query()
 	_, forwarded := query["forward"]
@@ -61,8 +64,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string) 
 	if len(body) > 0 {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if auth := r.Header.Get("Authorization"); auth != "" {
-		req.Header.Set("Authorization", auth)
+	for _, h := range []string{"Authorization", interworker.SignatureHeader, interworker.AlgorithmHeader} {
+		if v := r.Header.Get(h); v != "" {
+			req.Header.Set(h, v)
+		}
 	}
 	s.log.Debug("forwarding request", "method", r.Method, "url", u.String())
 	resp, err := s.forwarder.Do(req)

@@ -99,19 +99,3 @@ func TestConflictAnswers409(t *testing.T) {
 		t.Errorf("got %d %s", rec.Code, rec.Body)
 	}
 }
-
-func TestTaskConfigsEndpointForwardsToTheLeader(t *testing.T) {
-	leader, got := startLeader(t)
-	follower := NewServer(&fakeHerder{leaderURL: leader.URL + "/"}, ServerInfo{}, slog.New(slog.DiscardHandler))
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest("POST", "/connectors/pg/tasks", strings.NewReader(`[{"a":"b"}]`))
-	req.Header.Set("Content-Type", "application/json")
-	follower.ServeHTTP(rec, req)
-	// The leader (a fakeHerder too) refuses in turn, so the request comes back as refused after two hops.
-	if len(*got) != 1 || (*got)[0].path != "/connectors/pg/tasks" || (*got)[0].query != "forward=true" || (*got)[0].body != `[{"a":"b"}]` {
-		t.Fatalf("the leader got %+v", *got)
-	}
-	if rec.Code != 409 {
-		t.Errorf("got %d %s", rec.Code, rec.Body)
-	}
-}

@@ -49,8 +49,6 @@ type Herder interface {
 	PluginConfig(plugin string) ([]configdef.ConfigKeyInfo, error)
 	ValidateConnectorConfig(plugin string, cfg map[string]string) (configdef.ConfigInfos, error)
 	CheckSchemas(ctx context.Context, name string) (connect.SchemaCheck, error)
-	// PutTaskConfigs is Connect's internal endpoint through which followers hand the leader task configs.
-	PutTaskConfigs(name string, tasks []map[string]string) error
 }
 
 var (
@@ -114,6 +112,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w = aw
 	if s.cors != nil {
 		s.cors.annotate(w, r)
+	}
+	if s.internalRoute(r) { // authenticated by signature, body bounded: internal.go
+		s.mux.ServeHTTP(w, r)
+		return
 	}
 	if s.auth != nil && (!s.auth.allow(w, r) || !s.auth.mayChange(w, r)) {
 		return
@@ -219,7 +221,7 @@ func (s *Server) routes() {
 	m.HandleFunc("PATCH /connectors/{name}/config", s.patchConfig)
 	m.HandleFunc("GET /connectors/{name}/status", s.getStatus)
 	m.HandleFunc("GET /connectors/{name}/tasks", s.getTasks)
-	m.HandleFunc("POST /connectors/{name}/tasks", s.putTaskConfigs)
+	m.HandleFunc(taskConfigsRoute, s.putTaskConfigs)
 	m.HandleFunc("GET /connectors/{name}/tasks/{task}/status", s.getTaskStatus)
 	m.HandleFunc("POST /connectors/{name}/tasks/{task}/restart", s.restartTask)
 	m.HandleFunc("POST /connectors/{name}/restart", s.restartConnector)
@@ -227,7 +229,7 @@ func (s *Server) routes() {
 	m.HandleFunc("PUT /connectors/{name}/resume", s.simple(s.herder.ResumeConnector, http.StatusAccepted))
 	m.HandleFunc("PUT /connectors/{name}/stop", s.simple(s.herder.StopConnector, http.StatusNoContent))
 	m.HandleFunc("POST /connectors/{name}/signals", s.postSignal)
-	m.HandleFunc("PUT /connectors/{name}/fence", s.putFence)
+	m.HandleFunc(fenceRoute, s.putFence)
 	m.HandleFunc("GET /connectors/{name}/offsets", s.getOffsets)
 	m.HandleFunc("PATCH /connectors/{name}/offsets", s.patchOffsets)
 	m.HandleFunc("DELETE /connectors/{name}/offsets", s.resetOffsets)
@@ -282,6 +284,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			return
 		case connect.BadRequest:
 			status = http.StatusBadRequest
+		case connect.Forbidden:
+			status = http.StatusForbidden
+		case connect.Unavailable:
+			status = http.StatusServiceUnavailable
 		}
 	}
 	if status == http.StatusInternalServerError {
@@ -320,21 +326,9 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 // decodes it as JSON into v; a body Jackson cannot read is answered with a 500, as Connect does. ServeHTTP
 // has checked the media type.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
-		writeError(w, http.StatusRequestEntityTooLarge, "The request body exceeds "+strconv.FormatInt(tooLarge.Limit, 10)+" bytes")
+	data, ok := readBounded(w, r, maxBody)
+	if !ok {
 		return false
-	}
-	if err != nil {
-		status, msg := http.StatusBadRequest, "Cannot read the request body: "+err.Error()
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			status, msg = http.StatusRequestTimeout, "The request body was not received in time"
-		}
-		writeError(w, status, msg)
-		return false
-	}
-	if kept, ok := r.Context().Value(bodyKey{}).(*keptBody); ok {
-		kept.data = data
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -343,6 +337,31 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// readBounded reads r's body, at most limit bytes (413 beyond; 408 when it is not received within the read
+// deadline), and keeps it for forward to send on; on failure it has answered.
+func readBounded(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	if r.Body == nil {
+		return nil, true
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, "The request body exceeds "+strconv.FormatInt(tooLarge.Limit, 10)+" bytes")
+		return nil, false
+	}
+	if err != nil {
+		status, msg := http.StatusBadRequest, "Cannot read the request body: "+err.Error()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			status, msg = http.StatusRequestTimeout, "The request body was not received in time"
+		}
+		writeError(w, status, msg)
+		return nil, false
+	}
+	if kept, ok := r.Context().Value(bodyKey{}).(*keptBody); ok {
+		kept.data = data
+	}
+	return data, true
 }
 
 // stringMap converts a JSON object to a config map as Jackson's Map<String,String> does: numbers and
@@ -610,19 +629,6 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, http.StatusOK, st, err)
 }
 
-// putTaskConfigs is Connect's internal endpoint: a follower hands the leader a connector's task configs.
-func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
-	var tasks []map[string]string
-	if !s.readBody(w, r, &tasks) {
-		return
-	}
-	if err := s.herder.PutTaskConfigs(r.PathValue("name"), tasks); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
 func (s *Server) getTasks(w http.ResponseWriter, r *http.Request) {
 	tasks, err := s.herder.TaskConfigs(r.PathValue("name"))
 	s.reply(w, r, http.StatusOK, tasks, err)
@@ -696,27 +702,6 @@ func (s *Server) simple(op func(name string) error, status int) http.HandlerFunc
 		}
 		w.WriteHeader(status)
 	}
-}
-
-// Fencer is a Herder that fences the producers of a connector's tasks (exactly-once source support).
-type Fencer interface {
-	FenceZombies(ctx context.Context, name string) error
-}
-
-// putFence is Connect's PUT /connectors/{name}/fence: 204 once the leader's round of zombie fencing is done
-// (a herder that does not lead answers NotLeader, and the request is forwarded). Workers call it on the
-// leader before an exactly-once task starts.
-func (s *Server) putFence(w http.ResponseWriter, r *http.Request) {
-	f, ok := s.herder.(Fencer)
-	if !ok {
-		writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
-		return
-	}
-	if err := f.FenceZombies(r.Context(), r.PathValue("name")); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // Signaller is a Herder that hands Debezium signals to running tasks; optional.

@@ -18,8 +18,7 @@ import (
 
 // fakeHerder knows one connector, "pg", RUNNING with task 0, and records the last call's arguments.
 type fakeHerder struct {
-	calls     []string
-	leaderURL string
+	calls []string
 }
 
 func (f *fakeHerder) record(call string) { f.calls = append(f.calls, call) }
@@ -152,12 +151,6 @@ func (f *fakeHerder) PluginConfig(plugin string) ([]configdef.ConfigKeyInfo, err
 }
 func (f *fakeHerder) ValidateConnectorConfig(plugin string, cfg map[string]string) (configdef.ConfigInfos, error) {
 	return configdef.ConfigInfos{Name: plugin, ErrorCount: len(cfg), Groups: []string{}, Configs: []configdef.ConfigInfo{}}, nil
-}
-
-// PutTaskConfigs refuses as a follower would: the leader is at f.leaderURL ("" when unknown).
-func (f *fakeHerder) PutTaskConfigs(name string, tasks []map[string]string) error {
-	f.record("tasks " + name)
-	return &connect.RequestError{Kind: connect.NotLeader, Message: "Only the leader can set task configs.", Forward: f.leaderURL}
 }
 
 // CheckSchemas answers for "pg"; "plain" stands for a connector without AvroConverter.
