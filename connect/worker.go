@@ -136,6 +136,13 @@ func newWorker(cfg *config.Worker, store offsetStore, parts Parts, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
+	if open := cfg.Providers.Unrestricted(); len(open) > 0 {
+		log.Warn("config providers without a restriction: any client of the REST API can name any file or environment "+
+			"variable this process can read in a connector config and have it resolved; restrict each one with "+
+			"config.providers.<name>.param.allowed.paths (file and directory providers: comma-separated absolute paths) "+
+			"or config.providers.<name>.param.allowlist.pattern (env provider: a regular expression of variable names)",
+			"providers", open)
+	}
 	life, shutdown := context.WithCancel(context.Background())
 	return &Worker{
 		cfg: cfg, log: log, offsets: store, encoder: enc,

@@ -1,13 +1,16 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/cdcd/cdcd/schema/configdef"
@@ -73,16 +76,13 @@ func newProvider(classKey, class string, params map[string]string, environ []str
 	switch class {
 	case EnvVarProviderClass:
 		return newEnvProvider(params, environ)
-	case FileProviderClass:
+	case FileProviderClass, DirectoryProviderClass:
 		allowed, err := parseAllowedPaths(params["allowed.paths"])
 		if err != nil {
 			return nil, err
 		}
-		return &FileProvider{Allowed: allowed}, nil
-	case DirectoryProviderClass:
-		allowed, err := parseAllowedPaths(params["allowed.paths"])
-		if err != nil {
-			return nil, err
+		if class == FileProviderClass {
+			return &FileProvider{Allowed: allowed}, nil
 		}
 		return &DirectoryProvider{Allowed: allowed}, nil
 	}
@@ -95,6 +95,8 @@ func newProvider(classKey, class string, params map[string]string, environ []str
 // variable whose name fully matches allowlist.pattern (default ".*").
 type EnvProvider struct {
 	vars map[string]string
+	// restricted is set when allowlist.pattern narrows the variables (see Providers.Unrestricted).
+	restricted bool
 }
 
 func newEnvProvider(params map[string]string, environ []string) (*EnvProvider, error) {
@@ -118,7 +120,7 @@ func newEnvProvider(params map[string]string, environ []string) (*EnvProvider, e
 			vars[k] = v
 		}
 	}
-	return &EnvProvider{vars: vars}, nil
+	return &EnvProvider{vars: vars, restricted: pattern != ".*"}, nil
 }
 
 // Get returns the allowed variables among keys; a path is an error, as in Kafka.
@@ -149,7 +151,7 @@ func (p *FileProvider) Get(path string, keys []string) (map[string]string, error
 	if !ok {
 		return out, nil
 	}
-	data, err := os.ReadFile(file)
+	data, err := readProviderFile(file)
 	if err == nil && !utf8.Valid(data) {
 		err = fmt.Errorf("malformed UTF-8")
 	}
@@ -195,13 +197,74 @@ func (p *DirectoryProvider) Get(path string, keys []string) (map[string]string, 
 		if info, err := os.Stat(file); err != nil || !info.Mode().IsRegular() {
 			continue
 		}
-		data, err := os.ReadFile(file)
+		data, err := readProviderFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("%w: Could not read file %s for property %s: %w", ErrProvider, file, k, err)
 		}
 		out[k] = strings.ToValidUTF8(string(data), "\uFFFD")
 	}
 	return out, nil
+}
+
+// MaxProviderFileSize bounds what the file and directory providers read from one file: a properties file
+// of secrets or a secret file (a password, a PEM bundle) is a few KiB, and without a bound a placeholder
+// naming /dev/zero or a huge file would grow the process until it dies. Kafka reads without a bound.
+const MaxProviderFileSize = 1 << 20
+
+// errNotRegular refuses a provider path that is not a regular file: a FIFO or a device (/dev/zero, a
+// terminal) would block the resolution or never end.
+var errNotRegular = errors.New("not a regular file (config providers read regular files only)")
+
+// readProviderFile reads a regular file of at most MaxProviderFileSize bytes. It opens without blocking
+// (a FIFO's open waits for a writer otherwise) and checks the opened file itself, so a file swapped for a
+// FIFO or a device between a check and the read is refused too.
+func readProviderFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxProviderFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxProviderFileSize {
+		return nil, fmt.Errorf("larger than %d bytes (1 MiB), the most a config provider reads from one file", MaxProviderFileSize)
+	}
+	return data, nil
+}
+
+// Unrestricted names the providers that read whatever the process can: a file or directory provider
+// without allowed.paths, an env provider without allowlist.pattern. Connect allows that, and so does
+// cdcd; the worker warns about it at start, since any client of the REST API can then name any file or
+// variable in a connector config and have it resolved.
+func (ps Providers) Unrestricted() []string {
+	var out []string
+	for name, p := range ps {
+		switch p := p.(type) {
+		case *FileProvider:
+			if p.Allowed == nil {
+				out = append(out, name)
+			}
+		case *DirectoryProvider:
+			if p.Allowed == nil {
+				out = append(out, name)
+			}
+		case *EnvProvider:
+			if !p.restricted {
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // parseAllowedPaths is Kafka's AllowedPaths: a comma-separated list of
