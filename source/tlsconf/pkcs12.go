@@ -37,6 +37,10 @@ var (
 	errPKCS12BadPassword = errors.New("the PKCS12 store does not decrypt: wrong password, or a damaged store")
 )
 
+// maxPBKDF2Iterations is the JDK's bound on a PKCS12 store's iteration counts (PKCS12KeyStore's
+// MAX_ITERATION_COUNT), applied to every PBES2 decryption here.
+const maxPBKDF2Iterations = 5_000_000
+
 type algorithmIdentifier struct {
 	Algorithm  asn1.ObjectIdentifier
 	Parameters asn1.RawValue `asn1:"optional"`
@@ -199,6 +203,11 @@ func pbes2Decrypt(alg algorithmIdentifier, data []byte, password string) ([]byte
 	}
 	if _, err := asn1.Unmarshal(params.KDF.Parameters.FullBytes, &kdf); err != nil {
 		return nil, fmt.Errorf("PBKDF2 parameters: %w", err)
+	}
+	// The count is the store's: without a bound, one crafted store costs minutes of CPU per validation.
+	if kdf.Iterations < 1 || kdf.Iterations > maxPBKDF2Iterations {
+		return nil, fmt.Errorf("PBKDF2 iteration count %d is outside 1..%d, what Java's keystores accept; "+
+			"re-create the store or key with a smaller count (keytool and OpenSSL write 10000 or fewer)", kdf.Iterations, maxPBKDF2Iterations)
 	}
 	var prf func() hash.Hash
 	switch {

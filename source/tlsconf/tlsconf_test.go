@@ -3,6 +3,7 @@ package tlsconf
 import (
 	"bytes"
 	"crypto/x509"
+	"encoding/asn1"
 	"encoding/pem"
 	"errors"
 	"os"
@@ -144,4 +145,58 @@ func TestErrNoKeystore(t *testing.T) {
 	if _, err := KeyPair(Map(map[string]string{KeystorePassword: "x"})); !errors.Is(err, ErrNoKeystore) {
 		t.Errorf("got %v, want ErrNoKeystore", err)
 	}
+}
+
+// A key or store whose PBKDF2 iteration count is above the JDK's bound is refused before any hashing,
+// naming the key that holds it: a crafted count of hundreds of millions cost minutes of CPU per validation.
+func TestPBKDF2IterationCountIsBounded(t *testing.T) {
+	block, _ := pem.Decode([]byte(read(t, "testdata/server-key-encrypted.pem")))
+	chain := read(t, "testdata/server-cert.pem")
+	for _, iterations := range []int{655_000_000, maxPBKDF2Iterations + 1, 0} {
+		der := withIterations(t, block.Bytes, iterations)
+		key := string(pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: der}))
+		_, err := KeyPair(Map(map[string]string{KeystoreType: "PEM", KeystoreKey: key, KeystoreCertificateChain: chain, KeyPassword: "pemkeypw"}))
+		checkRefusal(t, err, "ssl.keystore.key: PBKDF2 iteration count")
+	}
+}
+
+// withIterations returns an EncryptedPrivateKeyInfo with its PBKDF2 iteration count set to n.
+func withIterations(t *testing.T, der []byte, n int) []byte {
+	t.Helper()
+	var info encryptedPrivateKeyInfo
+	if _, err := asn1.Unmarshal(der, &info); err != nil {
+		t.Fatal(err)
+	}
+	var params struct {
+		KDF    algorithmIdentifier
+		Scheme struct {
+			Algorithm asn1.ObjectIdentifier
+			IV        []byte
+		}
+	}
+	if _, err := asn1.Unmarshal(info.Algorithm.Parameters.FullBytes, &params); err != nil {
+		t.Fatal(err)
+	}
+	var kdf struct {
+		Salt       []byte
+		Iterations int
+		KeyLength  int                 `asn1:"optional"`
+		PRF        algorithmIdentifier `asn1:"optional"`
+	}
+	if _, err := asn1.Unmarshal(params.KDF.Parameters.FullBytes, &kdf); err != nil {
+		t.Fatal(err)
+	}
+	kdf.Iterations = n
+	var err error
+	if params.KDF.Parameters.FullBytes, err = asn1.Marshal(kdf); err != nil {
+		t.Fatal(err)
+	}
+	if info.Algorithm.Parameters.FullBytes, err = asn1.Marshal(params); err != nil {
+		t.Fatal(err)
+	}
+	out, err := asn1.Marshal(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
