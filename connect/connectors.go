@@ -97,10 +97,11 @@ func (w *Worker) CheckConnectorConfig(name string, raw map[string]string, log *s
 		return errors.Join(errs...)
 	}
 	if _, err = c.NewTask(name, resolved, hidden.logger(log)); err != nil {
-		return hidden.error(err)
+		return refusalError(hidden.refusals(resolved, taskRefusals(c, name)), source.IsFatal(err))
 	}
-	for _, e := range w.clientErrors(name, resolved) {
-		errs = append(errs, errors.New(hidden.scrub(e.String())))
+	clientRefusals := func(cfg map[string]string) []keyError { return w.clientErrors(name, cfg) }
+	for _, e := range hidden.refusals(resolved, clientRefusals) {
+		errs = append(errs, errors.New(e.String()))
 	}
 	return errors.Join(errs...)
 }
