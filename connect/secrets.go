@@ -94,7 +94,8 @@ func secretsOf(raw, resolved map[string]string, defs []configdef.Key) secrets {
 }
 
 // pieces are the forms of a secret value a message may carry: the value, trimmed as Java and Go trim it,
-// escaped as %q and JSON escape it, and each of those split at separators; those of at least
+// escaped as %q and JSON escape it, and each of those split at every separator, and at each separator
+// alone (a list parser splits at ',' and quotes the rest as it is), trimmed; those of at least
 // minScrubbedLen bytes.
 func pieces(value string) []string {
 	quoted := strconv.Quote(value)
@@ -105,6 +106,11 @@ func pieces(value string) []string {
 	for _, f := range forms {
 		out = append(out, f)
 		out = append(out, pieceSeparators.Split(f, -1)...)
+		for _, sep := range slices.Compact(slices.Sorted(slices.Values(pieceSeparators.FindAllString(f, -1)))) {
+			for _, p := range strings.Split(f, sep) {
+				out = append(out, p, strings.TrimSpace(p))
+			}
+		}
 	}
 	return slices.DeleteFunc(out, func(p string) bool { return len(p) < minScrubbedLen })
 }

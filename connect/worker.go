@@ -381,6 +381,9 @@ type ConfiguredConnector struct {
 	Name     string
 	Resolved map[string]string
 	State    State
+	// Hide replaces the connector's secrets (values a provider resolved, passwords, credentials) and their
+	// pieces in a text worded from Resolved by someone else: a database server's error, say.
+	Hide func(text string) string
 }
 
 // ConfiguredConnectors lists every configured connector, whatever its state (a stopped or paused connector
@@ -408,7 +411,8 @@ func (w *Worker) ConfiguredConnectors() []ConfiguredConnector {
 		if err != nil {
 			continue
 		}
-		out = append(out, ConfiguredConnector{Name: e.name, Resolved: resolved, State: e.state})
+		out = append(out, ConfiguredConnector{Name: e.name, Resolved: resolved, State: e.state,
+			Hide: secretsOf(e.config, resolved, w.keysOf(resolved)).scrub})
 	}
 	return out
 }
