@@ -72,6 +72,23 @@ type safeBag struct {
 	Attributes asn1.RawValue `asn1:"optional"`
 }
 
+// pbes2Params are PBES2's parameters (RFC 8018): the key derivation and the cipher with its IV.
+type pbes2Params struct {
+	KDF    algorithmIdentifier
+	Scheme struct {
+		Algorithm asn1.ObjectIdentifier
+		IV        []byte
+	}
+}
+
+// pbkdf2Params are PBKDF2's parameters (RFC 8018).
+type pbkdf2Params struct {
+	Salt       []byte
+	Iterations int
+	KeyLength  int                 `asn1:"optional"`
+	PRF        algorithmIdentifier `asn1:"optional"`
+}
+
 type encryptedPrivateKeyInfo struct {
 	Algorithm algorithmIdentifier
 	Data      []byte
@@ -182,25 +199,14 @@ func pbes2Decrypt(alg algorithmIdentifier, data []byte, password string) ([]byte
 	if !alg.Algorithm.Equal(oidPBES2) {
 		return nil, errLegacyPKCS12
 	}
-	var params struct {
-		KDF    algorithmIdentifier
-		Scheme struct {
-			Algorithm asn1.ObjectIdentifier
-			IV        []byte
-		}
-	}
+	var params pbes2Params
 	if _, err := asn1.Unmarshal(alg.Parameters.FullBytes, &params); err != nil {
 		return nil, fmt.Errorf("PBES2 parameters: %w", err)
 	}
 	if !params.KDF.Algorithm.Equal(oidPBKDF2) {
 		return nil, fmt.Errorf("PBES2 key derivation %v is not supported", params.KDF.Algorithm)
 	}
-	var kdf struct {
-		Salt       []byte
-		Iterations int
-		KeyLength  int                 `asn1:"optional"`
-		PRF        algorithmIdentifier `asn1:"optional"`
-	}
+	var kdf pbkdf2Params
 	if _, err := asn1.Unmarshal(params.KDF.Parameters.FullBytes, &kdf); err != nil {
 		return nil, fmt.Errorf("PBKDF2 parameters: %w", err)
 	}

@@ -167,22 +167,11 @@ func withIterations(t *testing.T, der []byte, n int) []byte {
 	if _, err := asn1.Unmarshal(der, &info); err != nil {
 		t.Fatal(err)
 	}
-	var params struct {
-		KDF    algorithmIdentifier
-		Scheme struct {
-			Algorithm asn1.ObjectIdentifier
-			IV        []byte
-		}
-	}
+	var params pbes2Params
 	if _, err := asn1.Unmarshal(info.Algorithm.Parameters.FullBytes, &params); err != nil {
 		t.Fatal(err)
 	}
-	var kdf struct {
-		Salt       []byte
-		Iterations int
-		KeyLength  int                 `asn1:"optional"`
-		PRF        algorithmIdentifier `asn1:"optional"`
-	}
+	var kdf pbkdf2Params
 	if _, err := asn1.Unmarshal(params.KDF.Parameters.FullBytes, &kdf); err != nil {
 		t.Fatal(err)
 	}
