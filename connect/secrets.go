@@ -25,12 +25,13 @@ import (
 //
 // Secrets stay out by construction where cdcd itself words the text: what a parse or a check refuses is
 // run on the resolved config, but its message is one of (see refusals):
-//   - for a secret key, a message built from the key and its unresolved reference
+//   - the refusal's own text, only when the same check, run on the config with every secret replaced by
+//     its reference, words the same refusal identically: that text was then built without any secret, so it
+//     cannot hold a piece of one, however the parser trims, splits or quotes (a policy's refusal of
+//     producer.override.sasl.jaas.config keeps Connect's words);
+//   - otherwise, for a secret key, a message built from the key and its unresolved reference
 //     ("Invalid value ${file:/run/db.properties:password} for configuration message.key.columns: …"),
 //     never from the refused value;
-//   - for any other key, the refusal's own text only when the same check, run on the config with every
-//     secret replaced by its reference, words the same refusal identically: that text was then built
-//     without any secret, so it cannot hold a piece of one, however the parser trims, splits or quotes;
 //   - otherwise a message naming the key and the secret keys it was refused together with.
 //
 // Text worded elsewhere — a database server's or a Kafka broker's error, a task's runtime failure, a log
@@ -133,9 +134,9 @@ func (s secrets) masked(cfg map[string]string) map[string]string {
 }
 
 // refusals returns what check refuses of resolved, each refusal worded without any secret (see secrets):
-// a refusal of a secret key is worded from the key and its reference; a refusal of another key keeps its
-// text only when check words it identically for the config with every secret masked. check must not
-// depend on anything but its argument (it runs twice).
+// a refusal keeps its text only when check words it identically for the config with every secret masked;
+// otherwise a refusal of a secret key is worded from the key and its reference, one of another key from the
+// key names. check must not depend on anything but its argument (it runs twice).
 func (s secrets) refusals(resolved map[string]string, check func(map[string]string) []keyError) []keyError {
 	found := check(resolved)
 	if len(found) == 0 || len(s.shown) == 0 {
@@ -149,11 +150,11 @@ func (s secrets) refusals(resolved map[string]string, check func(map[string]stri
 	for _, e := range found {
 		var worded keyError
 		switch {
-		case s.secret(e.key):
-			worded = keyError{e.key, s.invalidSecret(e.key)}
 		case unmasked[e] > 0:
 			unmasked[e]--
 			worded = keyError{e.key, s.scrub(e.msg)} // scrubbed all the same: defence in depth
+		case s.secret(e.key):
+			worded = keyError{e.key, s.invalidSecret(e.key)}
 		default:
 			worded = keyError{e.key, s.refusedTogether(e.key)}
 		}

@@ -210,8 +210,8 @@ func configErrors(infos configdef.ConfigInfos) map[string][]string {
 	return out
 }
 
-// A refusal of a key that is no secret keeps its text only when the text is the same without the secrets;
-// one that quotes another key's secret, or a piece of it, is worded from the key names alone.
+// A refusal keeps its text only when the text is the same without the secrets; otherwise a secret key's is
+// worded from its reference, and one that quotes another key's secret, or a piece of it, from the key names.
 func TestRefusalsOfOtherKeysNeverQuoteASecret(t *testing.T) {
 	raw := map[string]string{"a": "${env:A}", "pw": "inline-password", "b": "plain", "c": "ok"}
 	resolved := map[string]string{"a": " Secret-Value;xy ", "pw": "inline-password", "b": "plain", "c": "ok"}
@@ -219,6 +219,7 @@ func TestRefusalsOfOtherKeysNeverQuoteASecret(t *testing.T) {
 	check := func(cfg map[string]string) []keyError {
 		return []keyError{
 			{"a", "bad value " + cfg["a"]},
+			{"a", "a is not allowed by the policy"},
 			{"pw", "password " + cfg["pw"] + " is too short"},
 			{"b", "b conflicts with " + strings.TrimSpace(cfg["a"])},
 			{"c", "c is refused"},
@@ -228,6 +229,7 @@ func TestRefusalsOfOtherKeysNeverQuoteASecret(t *testing.T) {
 	got := hidden.refusals(resolved, check)
 	want := []keyError{
 		{"a", "Invalid value ${env:A} for configuration a: the value the config provider resolved is not valid here (its text is not shown)"},
+		{"a", "a is not allowed by the policy"},
 		{"pw", "Invalid value [hidden] for configuration pw: the value (a password or credential) is not valid here (its text is not shown)"},
 		{"b", "Invalid configuration b: refused together with the value of a, pw, which is secret (resolved by a config provider, or a password or credential); the refusal would quote it, so it is not shown"},
 		{"c", "c is refused"},
