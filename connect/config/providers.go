@@ -1,19 +1,17 @@
 package config
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/cdcd/cdcd/schema/configdef"
+	"github.com/cdcd/cdcd/source/regularfile"
 )
 
 // Provider class names Connect users write in config.providers.<name>.class.
@@ -211,34 +209,9 @@ func (p *DirectoryProvider) Get(path string, keys []string) (map[string]string, 
 // naming /dev/zero or a huge file would grow the process until it dies. Kafka reads without a bound.
 const MaxProviderFileSize = 1 << 20
 
-// errNotRegular refuses a provider path that is not a regular file: a FIFO or a device (/dev/zero, a
-// terminal) would block the resolution or never end.
-var errNotRegular = errors.New("not a regular file (config providers read regular files only)")
-
-// readProviderFile reads a regular file of at most MaxProviderFileSize bytes. It opens without blocking
-// (a FIFO's open waits for a writer otherwise) and checks the opened file itself, so a file swapped for a
-// FIFO or a device between a check and the read is refused too.
+// readProviderFile reads a file a placeholder names: a regular file of at most MaxProviderFileSize bytes.
 func readProviderFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, errNotRegular
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxProviderFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxProviderFileSize {
-		return nil, fmt.Errorf("larger than %d bytes (1 MiB), the most a config provider reads from one file", MaxProviderFileSize)
-	}
-	return data, nil
+	return regularfile.Read(path, MaxProviderFileSize)
 }
 
 // Unrestricted names the providers that read whatever the process can: a file or directory provider

@@ -189,3 +189,18 @@ func withIterations(t *testing.T, der []byte, n int) []byte {
 	}
 	return out
 }
+
+// A store location a REST client names may be a device or a FIFO: refused at once, naming the key.
+func TestStoreLocationMustBeARegularFile(t *testing.T) {
+	for _, typ := range []string{"JKS", "PKCS12", "PEM"} {
+		_, err := TrustPool(Map(map[string]string{TruststoreType: typ, TruststoreLocation: "/dev/zero"}))
+		checkRefusal(t, err, "ssl.truststore.location")
+		checkRefusal(t, err, "not a regular file")
+		_, err = KeyPair(Map(map[string]string{KeystoreType: typ, KeystoreLocation: "/dev/zero", KeystorePassword: "x"}))
+		checkRefusal(t, err, "ssl.keystore.location")
+		checkRefusal(t, err, "not a regular file")
+	}
+	if typ := StoreType("/dev/zero"); typ != "" {
+		t.Errorf("StoreType(/dev/zero) = %q, want \"\" (unreadable)", typ)
+	}
+}
