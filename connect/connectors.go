@@ -99,8 +99,7 @@ func (w *Worker) CheckConnectorConfig(name string, raw map[string]string, log *s
 	if _, err = c.NewTask(name, resolved, hidden.logger(log)); err != nil {
 		return refusalError(hidden.refusals(resolved, taskRefusals(c, name)), source.IsFatal(err))
 	}
-	clientRefusals := func(cfg map[string]string) []keyError { return w.clientErrors(name, cfg) }
-	for _, e := range hidden.refusals(resolved, clientRefusals) {
+	for _, e := range hidden.refusals(resolved, w.clientRefusals(name)) {
 		errs = append(errs, errors.New(e.String()))
 	}
 	return errors.Join(errs...)

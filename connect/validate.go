@@ -211,8 +211,7 @@ func addClientErrors(res *configdef.Result, w *Worker, cfg map[string]string) {
 		return // addParseErrors reported it
 	}
 	hidden := secretsOf(cfg, resolved, w.keysOf(resolved))
-	clientRefusals := func(cfg map[string]string) []keyError { return w.clientErrors(cfg["name"], cfg) }
-	for _, e := range hidden.refusals(resolved, clientRefusals) {
+	for _, e := range hidden.refusals(resolved, w.clientRefusals(cfg["name"])) {
 		addError(res, e.key, e.msg)
 	}
 }
