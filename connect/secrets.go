@@ -79,8 +79,8 @@ func secretsOf(raw, resolved map[string]string, defs []configdef.Key) secrets {
 	for key, value := range resolved {
 		resolvedByProvider := value != raw[key]
 		credential := passwordKeys[key] || credentialKey.MatchString(key) && !credentialSource.MatchString(key)
-		if !resolvedByProvider && !credential {
-			continue
+		if !resolvedByProvider && !credential || value == "" {
+			continue // an empty value hides nothing; masking it would change what a check sees
 		}
 		s.shown[key] = configdef.Hidden
 		if resolvedByProvider && !credential {

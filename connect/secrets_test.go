@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -213,8 +214,8 @@ func configErrors(infos configdef.ConfigInfos) map[string][]string {
 // A refusal keeps its text only when the text is the same without the secrets; otherwise a secret key's is
 // worded from its reference, and one that quotes another key's secret, or a piece of it, from the key names.
 func TestRefusalsOfOtherKeysNeverQuoteASecret(t *testing.T) {
-	raw := map[string]string{"a": "${env:A}", "pw": "inline-password", "b": "plain", "c": "ok"}
-	resolved := map[string]string{"a": " Secret-Value;xy ", "pw": "inline-password", "b": "plain", "c": "ok"}
+	raw := map[string]string{"a": "${env:A}", "pw": "inline-password", "b": "plain", "c": "ok", "empty.password": ""}
+	resolved := map[string]string{"a": " Secret-Value;xy ", "pw": "inline-password", "b": "plain", "c": "ok", "empty.password": ""}
 	hidden := secretsOf(raw, resolved, []configdef.Key{{Name: "pw", Type: configdef.PasswordType}})
 	check := func(cfg map[string]string) []keyError {
 		return []keyError{
@@ -223,6 +224,7 @@ func TestRefusalsOfOtherKeysNeverQuoteASecret(t *testing.T) {
 			{"pw", "password " + cfg["pw"] + " is too short"},
 			{"b", "b conflicts with " + strings.TrimSpace(cfg["a"])},
 			{"c", "c is refused"},
+			{"empty.password", fmt.Sprintf("empty.password is required (set: %v)", cfg["empty.password"] != "")},
 			{"connector.class", "entry " + strconv.Quote(strings.Split(cfg["a"], ";")[0])},
 		}
 	}
@@ -233,6 +235,7 @@ func TestRefusalsOfOtherKeysNeverQuoteASecret(t *testing.T) {
 		{"pw", "Invalid value [hidden] for configuration pw: the value (a password or credential) is not valid here (its text is not shown)"},
 		{"b", "Invalid configuration b: refused together with the value of a, pw, which is secret (resolved by a config provider, or a password or credential); the refusal would quote it, so it is not shown"},
 		{"c", "c is refused"},
+		{"empty.password", "empty.password is required (set: false)"},
 		{"connector.class", "Invalid configuration connector.class: refused together with the value of a, pw, which is secret (resolved by a config provider, or a password or credential); the refusal would quote it, so it is not shown"},
 	}
 	if !slices.Equal(got, want) {
