@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/source/props"
+	"github.com/cdcd/cdcd/source/regularfile"
 
 	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/schema/configdef"
@@ -131,6 +132,16 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	c.SSLCert = p.Str("database.sslcert", "")
 	c.SSLKey = p.Str("database.sslkey", "")
 	c.SSLPassword = configdef.Password(p.Str("database.sslpassword", ""))
+	// The driver reads these files when it connects, without a bound: a device or a FIFO named here (by a
+	// REST client, say) would hang the connection check of a validation, or grow the process.
+	for _, f := range []struct{ key, path string }{{"database.sslrootcert", c.SSLRootCert}, {"database.sslcert", c.SSLCert}, {"database.sslkey", c.SSLKey}} {
+		if f.path == "" {
+			continue
+		}
+		if err := regularfile.Check(f.path, regularfile.MaxStoreSize); err != nil {
+			p.Fail(f.key, f.path, err.Error()+": name a PEM file")
+		}
+	}
 	if (c.SSLCert == "") != (c.SSLKey == "") {
 		p.Fail("database.sslcert", c.SSLCert, "a client certificate needs its key: set database.sslcert and database.sslkey together")
 	}

@@ -17,6 +17,25 @@ var ErrNotRegular = errors.New("not a regular file (only regular files are read)
 // ErrTooLarge refuses a file larger than the bound.
 var ErrTooLarge = errors.New("file too large")
 
+// MaxStoreSize bounds a key or certificate store, or a PEM file: a JDK's whole cacerts is about 200 KiB.
+const MaxStoreSize = 8 << 20
+
+// Check refuses, without opening it, a path that exists and is not a regular file of at most limit bytes,
+// for a file another library reads (a database driver's TLS files). A path that does not exist passes: the
+// reader reports it in its own words.
+func Check(path string, limit int64) error {
+	info, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil
+	case !info.Mode().IsRegular():
+		return ErrNotRegular
+	case info.Size() > limit:
+		return fmt.Errorf("%w: larger than %d bytes, the most read from one file here", ErrTooLarge, limit)
+	}
+	return nil
+}
+
 // Read returns the content of the regular file at path, of at most limit bytes. It opens without blocking
 // (a FIFO's open waits for a writer otherwise) and checks the opened file itself, so a file swapped for a
 // FIFO or a device between a check and the read is refused too.

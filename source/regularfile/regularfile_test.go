@@ -37,4 +37,20 @@ func TestReadRefusesWhatIsNoBoundedRegularFile(t *testing.T) {
 	if data, err := Read(file, 8); err != nil || string(data) != "12345678" {
 		t.Errorf("Read(file, 8) = %q, %v", data, err)
 	}
+	// Check says the same without opening; a missing path is left to the reader's own words.
+	for _, tc := range []struct {
+		path  string
+		limit int64
+		want  error
+	}{
+		{"/dev/zero", 1 << 20, ErrNotRegular},
+		{fifo, 1 << 20, ErrNotRegular},
+		{file, 7, ErrTooLarge},
+		{file, 8, nil},
+		{filepath.Join(dir, "missing"), 8, nil},
+	} {
+		if err := Check(tc.path, tc.limit); !errors.Is(err, tc.want) {
+			t.Errorf("Check(%s, %d): %v, want %v", tc.path, tc.limit, err, tc.want)
+		}
+	}
 }

@@ -208,13 +208,11 @@ func leafFirst(key any, certs [][]byte) [][]byte {
 	return certs
 }
 
-// maxStoreSize bounds a store or PEM file: a JDK's whole cacerts is about 200 KiB. A location a REST client
-// names (producer.override.ssl.keystore.location=/dev/zero) must not grow the process or block a validation.
-const maxStoreSize = 8 << 20
-
-// readStoreFile reads the regular file of a store or PEM location, of at most maxStoreSize bytes.
+// readStoreFile reads the regular file of a store or PEM location, of at most regularfile.MaxStoreSize
+// bytes: a location a REST client names (producer.override.ssl.keystore.location=/dev/zero) must not grow the
+// process or block a validation.
 func readStoreFile(location string) ([]byte, error) {
-	return regularfile.Read(location, maxStoreSize)
+	return regularfile.Read(location, regularfile.MaxStoreSize)
 }
 
 // readStore reads a JKS or PKCS12 store file. A JKS store read without a password (a truststore) is not
