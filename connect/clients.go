@@ -150,6 +150,11 @@ func (w *Worker) clientErrors(name string, resolved map[string]string) []keyErro
 	return append(out, w.signalErrors(resolved)...)
 }
 
+// clientRefusals is clientErrors of connector name as a check of a config (see secrets.refusals).
+func (w *Worker) clientRefusals(name string) func(resolved map[string]string) []keyError {
+	return func(resolved map[string]string) []keyError { return w.clientErrors(name, resolved) }
+}
+
 // signalSpecChecker is a Kafka signal opener that can check a consumer's settings without contacting
 // anything.
 type signalSpecChecker interface {

@@ -97,10 +97,10 @@ func (w *Worker) CheckConnectorConfig(name string, raw map[string]string, log *s
 		return errors.Join(errs...)
 	}
 	if _, err = c.NewTask(name, resolved, hidden.logger(log)); err != nil {
-		return hidden.error(err)
+		return refusalError(hidden.refusals(resolved, taskRefusals(c, name)), source.IsFatal(err))
 	}
-	for _, e := range w.clientErrors(name, resolved) {
-		errs = append(errs, errors.New(hidden.scrub(e.String())))
+	for _, e := range hidden.refusals(resolved, w.clientRefusals(name)) {
+		errs = append(errs, errors.New(e.String()))
 	}
 	return errors.Join(errs...)
 }

@@ -491,7 +491,8 @@ func (d *Distributed) ConfiguredConnectors() []ConfiguredConnector {
 		} else if st, ok := d.stores.Status.Connector(name); ok {
 			state = State(st.State)
 		}
-		out = append(out, ConfiguredConnector{Name: name, Resolved: resolved, State: state})
+		out = append(out, ConfiguredConnector{Name: name, Resolved: resolved, State: state,
+			Hide: secretsOf(snap.Connectors[name], resolved, d.w.keysOf(resolved)).scrub})
 	}
 	return out
 }

@@ -66,7 +66,7 @@ func (w *Worker) checkSchemas(ctx context.Context, name string, connectorConfig 
 	hidden := secretsOf(connectorConfig, resolved, w.keysOf(resolved))
 	src, err := p.NewTask(name, resolved, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: hidden.scrub(err.Error())}
+		return SchemaCheck{}, &RequestError{Kind: BadRequest, Message: refusalError(hidden.refusals(resolved, taskRefusals(p, name)), false).Error()}
 	}
 	lister, ok := src.(source.SchemaLister)
 	if !ok {

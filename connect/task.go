@@ -265,7 +265,7 @@ func (c *task) attempt(ctx context.Context) (err error) {
 	}
 	src, err := plug.NewTask(c.name, c.props, c.log)
 	if err != nil {
-		return err
+		return refusalError(c.secrets.refusals(c.props, taskRefusals(plug, c.name)), source.IsFatal(err))
 	}
 	key, err := offsets.Key(c.name, src.Partition())
 	if err != nil {

@@ -153,23 +153,9 @@ func addParseErrors(res *configdef.Result, w *Worker, p source.Connector, cfg ma
 		addError(res, "connector.class", err.Error())
 		return
 	}
-	_, err = p.NewTask(cfg["name"], resolved, slog.New(slog.DiscardHandler))
-	if err == nil {
-		return
-	}
 	hidden := secretsOf(cfg, resolved, w.keysOf(resolved))
-	var joined interface{ Unwrap() []error }
-	errs := []error{err}
-	if errors.As(err, &joined) {
-		errs = joined.Unwrap()
-	}
-	for _, e := range errs {
-		var ce source.KeyError
-		if errors.As(e, &ce) {
-			addError(res, ce.ConfigKey(), hidden.scrub(ce.Error()))
-		} else {
-			addError(res, "connector.class", hidden.scrub(e.Error()))
-		}
+	for _, e := range hidden.refusals(resolved, taskRefusals(p, cfg["name"])) {
+		addError(res, e.key, e.msg)
 	}
 }
 
@@ -211,6 +197,8 @@ func addConnectionErrors(res *configdef.Result, w *Worker, p source.Connector, c
 	if ctx.Err() != nil {
 		err = fmt.Errorf("no answer within connection.validation.timeout.ms=%d: %w", timeout.Milliseconds(), err)
 	}
+	// The database server words this error: it cannot be built from the unresolved config, so the
+	// scrubber hides what it quotes of the secrets (a user name a provider resolved, say).
 	hidden := secretsOf(cfg, resolved, w.keysOf(resolved))
 	addError(res, "database.hostname", hidden.scrub("Error while validating connector config: "+err.Error()))
 }
@@ -223,8 +211,8 @@ func addClientErrors(res *configdef.Result, w *Worker, cfg map[string]string) {
 		return // addParseErrors reported it
 	}
 	hidden := secretsOf(cfg, resolved, w.keysOf(resolved))
-	for _, e := range w.clientErrors(cfg["name"], resolved) {
-		addError(res, e.key, hidden.scrub(e.msg))
+	for _, e := range hidden.refusals(resolved, w.clientRefusals(cfg["name"])) {
+		addError(res, e.key, e.msg)
 	}
 }
 

@@ -136,6 +136,13 @@ func newWorker(cfg *config.Worker, store offsetStore, parts Parts, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
+	if open := cfg.Providers.Unrestricted(); len(open) > 0 {
+		log.Warn("config providers without a restriction: any client of the REST API can name any file or environment "+
+			"variable this process can read in a connector config and have it resolved; restrict each one with "+
+			"config.providers.<name>.param.allowed.paths (file and directory providers: comma-separated absolute paths) "+
+			"or config.providers.<name>.param.allowlist.pattern (env provider: a regular expression of variable names)",
+			"providers", open)
+	}
 	life, shutdown := context.WithCancel(context.Background())
 	return &Worker{
 		cfg: cfg, log: log, offsets: store, encoder: enc,
@@ -374,6 +381,9 @@ type ConfiguredConnector struct {
 	Name     string
 	Resolved map[string]string
 	State    State
+	// Hide replaces the connector's secrets (values a provider resolved, passwords, credentials) and their
+	// pieces in a text worded from Resolved by someone else: a database server's error, say.
+	Hide func(text string) string
 }
 
 // ConfiguredConnectors lists every configured connector, whatever its state (a stopped or paused connector
@@ -401,7 +411,8 @@ func (w *Worker) ConfiguredConnectors() []ConfiguredConnector {
 		if err != nil {
 			continue
 		}
-		out = append(out, ConfiguredConnector{Name: e.name, Resolved: resolved, State: e.state})
+		out = append(out, ConfiguredConnector{Name: e.name, Resolved: resolved, State: e.state,
+			Hide: secretsOf(e.config, resolved, w.keysOf(resolved)).scrub})
 	}
 	return out
 }

@@ -96,7 +96,7 @@ func (r slotRegistry) Connectors() []slotguard.ConnectorSlot {
 		}
 		out = append(out, slotguard.ConnectorSlot{
 			Connector: c.Name, Server: cfg.Server(), Database: cfg.DBName, SlotName: cfg.SlotName,
-			Publication: cfg.PublicationName, State: string(c.State), DSN: cfg.DSN(),
+			Publication: cfg.PublicationName, State: string(c.State), DSN: cfg.DSN(), Hide: c.Hide,
 		})
 	}
 	return out

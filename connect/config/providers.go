@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cdcd/cdcd/schema/configdef"
+	"github.com/cdcd/cdcd/source/regularfile"
 )
 
 // Provider class names Connect users write in config.providers.<name>.class.
@@ -73,16 +74,13 @@ func newProvider(classKey, class string, params map[string]string, environ []str
 	switch class {
 	case EnvVarProviderClass:
 		return newEnvProvider(params, environ)
-	case FileProviderClass:
+	case FileProviderClass, DirectoryProviderClass:
 		allowed, err := parseAllowedPaths(params["allowed.paths"])
 		if err != nil {
 			return nil, err
 		}
-		return &FileProvider{Allowed: allowed}, nil
-	case DirectoryProviderClass:
-		allowed, err := parseAllowedPaths(params["allowed.paths"])
-		if err != nil {
-			return nil, err
+		if class == FileProviderClass {
+			return &FileProvider{Allowed: allowed}, nil
 		}
 		return &DirectoryProvider{Allowed: allowed}, nil
 	}
@@ -95,6 +93,8 @@ func newProvider(classKey, class string, params map[string]string, environ []str
 // variable whose name fully matches allowlist.pattern (default ".*").
 type EnvProvider struct {
 	vars map[string]string
+	// restricted is set when allowlist.pattern narrows the variables (see Providers.Unrestricted).
+	restricted bool
 }
 
 func newEnvProvider(params map[string]string, environ []string) (*EnvProvider, error) {
@@ -118,7 +118,7 @@ func newEnvProvider(params map[string]string, environ []string) (*EnvProvider, e
 			vars[k] = v
 		}
 	}
-	return &EnvProvider{vars: vars}, nil
+	return &EnvProvider{vars: vars, restricted: pattern != ".*"}, nil
 }
 
 // Get returns the allowed variables among keys; a path is an error, as in Kafka.
@@ -149,7 +149,7 @@ func (p *FileProvider) Get(path string, keys []string) (map[string]string, error
 	if !ok {
 		return out, nil
 	}
-	data, err := os.ReadFile(file)
+	data, err := readProviderFile(file)
 	if err == nil && !utf8.Valid(data) {
 		err = fmt.Errorf("malformed UTF-8")
 	}
@@ -195,13 +195,49 @@ func (p *DirectoryProvider) Get(path string, keys []string) (map[string]string, 
 		if info, err := os.Stat(file); err != nil || !info.Mode().IsRegular() {
 			continue
 		}
-		data, err := os.ReadFile(file)
+		data, err := readProviderFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("%w: Could not read file %s for property %s: %w", ErrProvider, file, k, err)
 		}
 		out[k] = strings.ToValidUTF8(string(data), "\uFFFD")
 	}
 	return out, nil
+}
+
+// MaxProviderFileSize bounds what the file and directory providers read from one file: a properties file
+// of secrets or a secret file (a password, a PEM bundle) is a few KiB, and without a bound a placeholder
+// naming /dev/zero or a huge file would grow the process until it dies. Kafka reads without a bound.
+const MaxProviderFileSize = 1 << 20
+
+// readProviderFile reads a file a placeholder names: a regular file of at most MaxProviderFileSize bytes.
+func readProviderFile(path string) ([]byte, error) {
+	return regularfile.Read(path, MaxProviderFileSize)
+}
+
+// Unrestricted names the providers that read whatever the process can: a file or directory provider
+// without allowed.paths, an env provider without allowlist.pattern. Connect allows that, and so does
+// cdcd; the worker warns about it at start, since any client of the REST API can then name any file or
+// variable in a connector config and have it resolved.
+func (ps Providers) Unrestricted() []string {
+	var out []string
+	for name, p := range ps {
+		switch p := p.(type) {
+		case *FileProvider:
+			if p.Allowed == nil {
+				out = append(out, name)
+			}
+		case *DirectoryProvider:
+			if p.Allowed == nil {
+				out = append(out, name)
+			}
+		case *EnvProvider:
+			if !p.restricted {
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // parseAllowedPaths is Kafka's AllowedPaths: a comma-separated list of

@@ -1,10 +1,13 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -94,5 +97,61 @@ func TestPlaceholderGroups(t *testing.T) {
 		if m == nil || [3]string{m[1], m[3], m[4]} != want {
 			t.Errorf("%s: got %q, want %q", in, m, want)
 		}
+	}
+}
+
+// A placeholder naming a device or an oversized file is refused at once, naming the path: neither may block
+// the resolution (a REST request) or grow the process (source/regularfile covers FIFOs and the rest).
+func TestFileProvidersReadBoundedRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("k=v\n"), MaxProviderFileSize/4+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	atLimit := filepath.Join(dir, "limit")
+	if err := os.WriteFile(atLimit, append([]byte("k=v\n#"), bytes.Repeat([]byte("x"), MaxProviderFileSize-5)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ps := Providers{"file": &FileProvider{}, "dir": &DirectoryProvider{}}
+	for _, tc := range []struct{ placeholder, want string }{
+		{"${file:/dev/zero:k}", "Could not read properties from file /dev/zero: not a regular file"},
+		{"${file:" + big + ":k}", "larger than 1048576 bytes"},
+		{"${dir:" + dir + ":big}", "larger than 1048576 bytes"},
+	} {
+		_, err := ps.Resolve(map[string]string{"a": tc.placeholder})
+		if !errors.Is(err, ErrProvider) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one saying %q", tc.placeholder, err, tc.want)
+		}
+	}
+	// The directory provider skips what is not a regular file, as Kafka's does; a file at the limit is read.
+	res, err := ps.Resolve(map[string]string{"zero": "${dir:/dev:zero}", "limit": "${file:" + atLimit + ":k}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"zero": "${dir:/dev:zero}", "limit": "v"}; !maps.Equal(res.Values, want) {
+		t.Errorf("got %q, want %q", res.Values, want)
+	}
+}
+
+// Unrestricted names the providers the worker warns about at start: those reading whatever the process can.
+func TestUnrestrictedProviders(t *testing.T) {
+	dir := t.TempDir()
+	ps, err := NewProviders(map[string]string{
+		"config.providers":                                 "file,dir,env,safefile,safedir,safeenv",
+		"config.providers.file.class":                      FileProviderClass,
+		"config.providers.dir.class":                       DirectoryProviderClass,
+		"config.providers.env.class":                       EnvVarProviderClass,
+		"config.providers.safefile.class":                  FileProviderClass,
+		"config.providers.safefile.param.allowed.paths":    dir,
+		"config.providers.safedir.class":                   DirectoryProviderClass,
+		"config.providers.safedir.param.allowed.paths":     dir,
+		"config.providers.safeenv.class":                   EnvVarProviderClass,
+		"config.providers.safeenv.param.allowlist.pattern": "PG_.*",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ps.Unrestricted(), []string{"dir", "env", "file"}; !slices.Equal(got, want) {
+		t.Errorf("Unrestricted() = %q, want %q", got, want)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/connect/transforms"
+	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/schema/avro"
 	"github.com/cdcd/cdcd/sink"
 	"github.com/cdcd/cdcd/source"
@@ -387,8 +388,10 @@ func (p *Pipeline) recordFailed(stage string, ev *source.Event, err error, at so
 		class = terr.Class
 	}
 	if !p.Errors.TolerateAll {
-		return source.Fatal(fmt.Errorf("tolerance exceeded in error handler (errors.tolerance=none): stage %s (%s) failed on a record for topic %s with key %s (batch ending at %v): %w",
-			stage, class, ev.Topic, recordKeyString(ev), at, err))
+		// The trace names where the record is (its topic, the columns of its key, the batch's position),
+		// never its key or row values: a task's trace is shown by /status and /health to every client.
+		return source.Fatal(fmt.Errorf("tolerance exceeded in error handler (errors.tolerance=none): stage %s (%s) failed on a record for topic %s keyed by %s (batch ending at %v): %w",
+			stage, class, ev.Topic, keyColumns(ev), at, err))
 	}
 	if p.Errors.Log {
 		attrs := []any{"stage", stage, "class", class, "error", err}
@@ -405,6 +408,22 @@ func (p *Pipeline) recordFailed(stage string, ev *source.Event, err error, at so
 
 // recordKeyString renders a record's key as Connect's toString does ({"id":1} for a struct).
 func recordKeyString(ev *source.Event) string { return connectString(ev.Key) }
+
+// keyColumns names the fields of a record's key schema, without their values: "columns [id, tenant]",
+// or what the key is when it is no struct.
+func keyColumns(ev *source.Event) string {
+	switch {
+	case ev.KeySchema == nil && ev.Key == nil:
+		return "no key"
+	case ev.KeySchema == nil || ev.KeySchema.Type != schema.StructT:
+		return "a key without columns"
+	}
+	names := make([]string, len(ev.KeySchema.Fields))
+	for i, f := range ev.KeySchema.Fields {
+		names[i] = f.Name
+	}
+	return "columns [" + strings.Join(names, ", ") + "]"
+}
 
 func connectString(v any) string {
 	var b strings.Builder

@@ -182,7 +182,7 @@ func errorPipeline(batches []source.Batch, tr Transformer, enc Encoder, h ErrorH
 		FlushInterval: time.Millisecond, Errors: h, Log: log}, sender, offsets
 }
 
-func TestToleranceNoneFailsTheTaskNamingTheRecordAndTransform(t *testing.T) {
+func TestToleranceNoneFailsTheTaskNamingTheRecordWithoutItsData(t *testing.T) {
 	p, sender, offsets := errorPipeline([]source.Batch{
 		{Events: []source.Event{stringEvent("cast.a", "12"), stringEvent("cast.b", "twelve")}, Offset: off(1), Position: pos(1)},
 	}, castChain(t), topicEncoder{}, ErrorHandling{}, slog.New(slog.DiscardHandler))
@@ -190,9 +190,15 @@ func TestToleranceNoneFailsTheTaskNamingTheRecordAndTransform(t *testing.T) {
 	if err == nil || !source.IsFatal(err) {
 		t.Fatalf("Run = %v, want an error that fails the task", err)
 	}
-	for _, want := range []string{"cast.b", `{"id":7}`, "Cast$Value", `"num"`, "TRANSFORMATION"} {
+	for _, want := range []string{"cast.b", "columns [id]", "Cast$Value", `"num"`, "TRANSFORMATION", "batch ending at pos"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	// The error is the task's trace, which /status and /health show: the row's data stays out of it.
+	for _, data := range []string{"7", "twelve"} {
+		if strings.Contains(err.Error(), data) {
+			t.Errorf("error %q quotes the record's data %q", err, data)
 		}
 	}
 	if len(sender.topics) != 0 {

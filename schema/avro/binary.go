@@ -105,7 +105,7 @@ func (e valueEncoder) appendArray(dst []byte, a *avroSchema, s *schema.Schema, e
 func (e valueEncoder) appendMap(dst []byte, a *avroSchema, s *schema.Schema, entries []schema.MapEntry) ([]byte, error) {
 	if len(entries) > 0 {
 		dst = appendLong(dst, int64(len(entries)))
-		for _, en := range entries {
+		for i, en := range entries {
 			var err error
 			if a.typ == typeMap {
 				key, ok := en.Key.(string)
@@ -121,7 +121,7 @@ func (e valueEncoder) appendMap(dst []byte, a *avroSchema, s *schema.Schema, ent
 				valueSchema = a.items.fields[1].typ
 			}
 			if dst, err = e.appendValue(dst, valueSchema, s.Values, en.Value); err != nil {
-				return nil, fmt.Errorf("map value for key %v: %w", en.Key, err)
+				return nil, fmt.Errorf("map value %d: %w", i, err)
 			}
 		}
 	}
@@ -196,12 +196,12 @@ func integerValue(s *schema.Schema, v any) (int64, error) {
 			if ms%millisPerDay == 0 {
 				return ms / millisPerDay, nil
 			}
-			return 0, fmt.Errorf("%w: Connect Date %v has a time of day", ErrValueType, x)
+			return 0, fmt.Errorf("%w: a Connect Date value has a time of day", ErrValueType)
 		case schema.TimeName:
 			if ms >= 0 && ms < millisPerDay {
 				return ms, nil
 			}
-			return 0, fmt.Errorf("%w: Connect Time %v has a date", ErrValueType, x)
+			return 0, fmt.Errorf("%w: a Connect Time value has a date", ErrValueType)
 		}
 	}
 	return 0, fmt.Errorf("%w: %s schema, got %T", ErrValueType, s.Type, v)

@@ -2,6 +2,7 @@ package configdef
 
 import (
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -62,14 +63,25 @@ func (w Width) String() string {
 	return [...]string{"NONE", "SHORT", "MEDIUM", "LONG"}[w%4]
 }
 
-// Password is a parsed PASSWORD value. It prints as "[hidden]" wherever it
-// is formatted, like Kafka's Password, so it cannot leak into logs by accident.
+// Password is a parsed PASSWORD value, or any secret a reader keeps (a
+// database password). It prints as "[hidden]" wherever it is formatted —
+// every fmt verb (%v, %+v, %#v, %s, %q, %x), JSON, text encodings and slog —
+// like Kafka's Password, so a struct holding one can be printed or logged
+// whole without leaking it. Reveal is the only way to its text.
 type Password string
 
 // Hidden is what Connect prints in place of a password-typed or secret value.
 const Hidden = "[hidden]"
 
 func (Password) String() string { return Hidden }
+
+// Format prints Hidden for every verb, so no verb (%x, %q, %#v) reaches the text.
+func (Password) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(Hidden)) }
+
+// MarshalJSON, MarshalText and LogValue print Hidden too.
+func (Password) MarshalJSON() ([]byte, error) { return []byte(`"` + Hidden + `"`), nil }
+func (Password) MarshalText() ([]byte, error) { return []byte(Hidden), nil }
+func (Password) LogValue() slog.Value         { return slog.StringValue(Hidden) }
 
 // Reveal returns the secret itself, for the one place that needs it.
 func (p Password) Reveal() string { return string(p) }

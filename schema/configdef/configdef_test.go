@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -203,5 +205,35 @@ func TestValidatorErrorIsConfigError(t *testing.T) {
 	var ce *ConfigError
 	if err := AtLeast(3)("n", int64(2)); !errors.As(err, &ce) || ce.Name != "n" {
 		t.Errorf("validator error %v is not a *ConfigError", err)
+	}
+}
+
+// A Password formats as [hidden] however it is printed, alone or inside a struct, so a reader's config
+// can be printed or logged whole.
+func TestPasswordNeverFormatsItsText(t *testing.T) {
+	const text = "pw-text-42"
+	cfg := struct {
+		User     string
+		Password Password
+	}{"alice", Password(text)}
+	var outputs []string
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d"} {
+		outputs = append(outputs, fmt.Sprintf(verb, cfg), fmt.Sprintf(verb, cfg.Password))
+	}
+	asJSON, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "password", cfg.Password, "cfg", cfg)
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "password", cfg.Password)
+	outputs = append(outputs, string(asJSON), logged.String())
+	for _, out := range outputs {
+		if strings.Contains(out, text) || strings.Contains(out, fmt.Sprintf("%x", text)) || !strings.Contains(out, Hidden) && !strings.Contains(out, fmt.Sprintf("%x", Hidden)) {
+			t.Errorf("printed as %s", out)
+		}
+	}
+	if Password(text).Reveal() != text {
+		t.Error("Reveal lost the text")
 	}
 }

@@ -293,12 +293,12 @@ func logicalTimeValue(name string, v any) (int64, error) {
 			return ms, nil
 		case schema.DateName:
 			if ms%millisPerDay != 0 {
-				return 0, fmt.Errorf("%w: Connect Date %v has a time of day", ErrValueType, x)
+				return 0, fmt.Errorf("%w: a Connect Date value has a time of day", ErrValueType)
 			}
 			return ms / millisPerDay, nil
 		default:
 			if ms < 0 || ms >= millisPerDay {
-				return 0, fmt.Errorf("%w: Connect Time %v has a date", ErrValueType, x)
+				return 0, fmt.Errorf("%w: a Connect Time value has a date", ErrValueType)
 			}
 			return ms, nil
 		}
@@ -355,7 +355,7 @@ func (c Converter) appendMap(dst []byte, s *schema.Schema, entries []schema.MapE
 		dst = appendJSONString(dst, key)
 		dst = append(dst, ':')
 		if dst, err = c.appendValue(dst, s.Values, e.Value); err != nil {
-			return dst, fmt.Errorf("map value of %q: %w", key, err)
+			return dst, fmt.Errorf("map value %d: %w", i, err)
 		}
 	}
 	return append(dst, '}'), nil

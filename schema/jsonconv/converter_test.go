@@ -249,8 +249,15 @@ func TestEncodeRejectsMisshapenValues(t *testing.T) {
 	if _, err := New().Encode(nil, schema.NewStruct(s)); !errors.Is(err, ErrValueType) {
 		t.Errorf("schemaless struct: got %v", err)
 	}
-	if _, err := New().Encode(&schema.Schema{Type: schema.Int32, Name: schema.DateName}, time.UnixMilli(1)); !errors.Is(err, ErrValueType) {
+	// A converter's error becomes a task's trace (shown by /status): it names the type, not the row's value.
+	if _, err := New().Encode(&schema.Schema{Type: schema.Int32, Name: schema.DateName}, time.UnixMilli(1)); !errors.Is(err, ErrValueType) ||
+		strings.Contains(err.Error(), "1970") {
 		t.Errorf("date with a time of day: got %v", err)
+	}
+	mapSchema := &schema.Schema{Type: schema.Map, Keys: prim(schema.String, false), Values: prim(schema.Int32, false)}
+	if _, err := New().Encode(mapSchema, []schema.MapEntry{{Key: "row-data-key", Value: "not an int"}}); !errors.Is(err, ErrValueType) ||
+		strings.Contains(err.Error(), "row-data-key") {
+		t.Errorf("map value of the wrong type: got %v", err)
 	}
 }
 

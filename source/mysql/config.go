@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/configdef"
 	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source/columns"
 	"github.com/cdcd/cdcd/source/mysql/types"
@@ -35,7 +36,8 @@ type Config struct {
 
 	Host           string
 	Port           int
-	User, Password string
+	User           string
+	Password       configdef.Password // prints as [hidden]: a Config printed or logged whole shows none
 	ServerID       uint32
 	ConnectTimeout time.Duration // connect.timeout.ms: the binlog connection's
 	// The JDBC options cdcd maps to the query connections (snapshot, checks, schema reads):
@@ -164,7 +166,7 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 	c.Host = p.Str("database.hostname", "")
 	c.Port = p.Integer("database.port", 3306, 1, 65535)
 	c.User = p.Str("database.user", "")
-	c.Password = p.Str("database.password", "")
+	c.Password = configdef.Password(p.Str("database.password", ""))
 	c.ServerID = uint32(p.Integer("database.server.id", 0, 1, 1<<32-1))
 	c.ConnectTimeout = p.Millis("connect.timeout.ms", 30000)
 	c.QueryConnectTimeout = p.Millis("database.connectTimeout", int(c.ConnectTimeout/time.Millisecond))

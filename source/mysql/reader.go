@@ -333,7 +333,7 @@ func (r *Reader) stream(ctx context.Context, pos Offset, out chan<- source.Batch
 func (r *Reader) syncerConfig() replication.BinlogSyncerConfig {
 	cfg := replication.BinlogSyncerConfig{
 		ServerID: r.cfg.ServerID, Flavor: r.cfg.flavorName(), Host: r.cfg.Host, Port: uint16(r.cfg.Port),
-		User: r.cfg.User, Password: r.cfg.Password, HeartbeatPeriod: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		User: r.cfg.User, Password: r.cfg.Password.Reveal(), HeartbeatPeriod: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		// A lost connection ends the task attempt; the worker restarts it from the durable offset.
 		MaxReconnectAttempts: 1, DisableRetrySync: true, Logger: r.log.With("component", "binlog"),
 		// Events go-mysql decodes ahead of the pipeline: its default (10,240) made memory grow with the
@@ -405,7 +405,7 @@ func (r *Reader) connect(ctx context.Context) (*client.Conn, error) {
 
 // dial opens one query connection, over TLS unless tlsConfig is nil.
 func (r *Reader) dial(ctx context.Context, addr string, tlsConfig *tls.Config) (*client.Conn, error) {
-	return client.ConnectWithDialer(ctx, "", addr, r.cfg.User, r.cfg.Password, "", r.cfg.dialer(r.cfg.QueryConnectTimeout), func(c *client.Conn) error {
+	return client.ConnectWithDialer(ctx, "", addr, r.cfg.User, r.cfg.Password.Reveal(), "", r.cfg.dialer(r.cfg.QueryConnectTimeout), func(c *client.Conn) error {
 		// database.socketTimeout bounds every read and write, as the JDBC drivers' socket timeout does.
 		c.ReadTimeout, c.WriteTimeout = r.cfg.SocketTimeout, r.cfg.SocketTimeout
 		if tlsConfig != nil {

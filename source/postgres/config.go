@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/cdcd/cdcd/source/props"
+	"github.com/cdcd/cdcd/source/regularfile"
 
 	"github.com/cdcd/cdcd/schema"
+	"github.com/cdcd/cdcd/schema/configdef"
 	"github.com/cdcd/cdcd/snapshot"
 	"github.com/cdcd/cdcd/source/columns"
 	"github.com/cdcd/cdcd/source/notify"
@@ -25,11 +27,14 @@ const ConnectorClass = "io.debezium.connector.postgresql.PostgresConnector"
 type Config struct {
 	Name string // the Connect connector name: the offset key's namespace
 
-	Host, User, Password, DBName, SSLMode string
-	Port                                  int
+	Host, User, DBName, SSLMode string
+	Port                        int
+	// Password prints as [hidden] (configdef.Password): a Config printed or logged whole shows none.
+	Password configdef.Password
 	// TLS files and the client key's password (database.sslrootcert, sslcert, sslkey, sslpassword), handed to
 	// the driver as libpq reads them, on the query and the replication connection alike.
-	SSLRootCert, SSLCert, SSLKey, SSLPassword string
+	SSLRootCert, SSLCert, SSLKey string
+	SSLPassword                  configdef.Password
 	// The pgjdbc options cdcd maps (see conn.go): database.tcpKeepAlive, database.connectTimeout and
 	// database.socketTimeout (seconds, as pgjdbc reads them; 0: none), database.ApplicationName ("" keeps
 	// cdcd-<name>).
@@ -121,13 +126,23 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	c.Host = p.Str("database.hostname", "")
 	c.Port = p.Integer("database.port", 5432, 1, 65535)
 	c.User = p.Str("database.user", "")
-	c.Password = p.Str("database.password", "")
+	c.Password = configdef.Password(p.Str("database.password", ""))
 	c.DBName = p.Str("database.dbname", "")
 	c.SSLMode = p.OneOf("database.sslmode", "prefer", "disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 	c.SSLRootCert = p.Str("database.sslrootcert", "")
 	c.SSLCert = p.Str("database.sslcert", "")
 	c.SSLKey = p.Str("database.sslkey", "")
-	c.SSLPassword = p.Str("database.sslpassword", "")
+	c.SSLPassword = configdef.Password(p.Str("database.sslpassword", ""))
+	// The driver reads these files when it connects, without a bound: a device or a FIFO named here (by a
+	// REST client, say) would hang the connection check of a validation, or grow the process.
+	for _, f := range []struct{ key, path string }{{"database.sslrootcert", c.SSLRootCert}, {"database.sslcert", c.SSLCert}, {"database.sslkey", c.SSLKey}} {
+		if f.path == "" {
+			continue
+		}
+		if err := regularfile.Check(f.path, regularfile.MaxStoreSize); err != nil {
+			p.Fail(f.key, f.path, err.Error()+": name a PEM file")
+		}
+	}
 	if (c.SSLCert == "") != (c.SSLKey == "") {
 		p.Fail("database.sslcert", c.SSLCert, "a client certificate needs its key: set database.sslcert and database.sslkey together")
 	}

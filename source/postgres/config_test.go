@@ -248,3 +248,18 @@ func TestParseConfigFlushModes(t *testing.T) {
 		}
 	}
 }
+
+// The driver reads the TLS files when it connects, without a bound: a device, a directory or a FIFO there
+// would hang a validation's connection check, so the parse refuses them, naming the key.
+func TestTLSFilesMustBeRegularFiles(t *testing.T) {
+	for _, key := range []string{"database.sslrootcert", "database.sslcert", "database.sslkey"} {
+		props := validProps()
+		props["database.sslcert"], props["database.sslkey"] = "/missing/client.pem", "/missing/client.key" // missing: the driver says so
+		props[key] = "/dev/zero"
+		_, err := postgres.ParseConfig("c", props, slog.New(slog.DiscardHandler))
+		if err == nil || !strings.Contains(err.Error(), "Invalid value /dev/zero for configuration "+key+": not a regular file") ||
+			strings.Count(err.Error(), "not a regular file") != 1 {
+			t.Errorf("%s=/dev/zero: got %v, want one refusal naming the key", key, err)
+		}
+	}
+}

@@ -31,10 +31,10 @@ func (c *Config) addr() string {
 
 // dsn is the connection string; replication adds replication=database for the walsender protocol.
 func (c *Config) dsn(replication bool) string {
-	u := url.URL{Scheme: "postgres", User: url.UserPassword(c.User, c.Password), Host: net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), Path: "/" + c.DBName}
+	u := url.URL{Scheme: "postgres", User: url.UserPassword(c.User, c.Password.Reveal()), Host: net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), Path: "/" + c.DBName}
 	q := url.Values{}
 	q.Set("sslmode", c.SSLMode)
-	for key, value := range map[string]string{"sslrootcert": c.SSLRootCert, "sslcert": c.SSLCert, "sslkey": c.SSLKey, "sslpassword": c.SSLPassword} {
+	for key, value := range map[string]string{"sslrootcert": c.SSLRootCert, "sslcert": c.SSLCert, "sslkey": c.SSLKey, "sslpassword": c.SSLPassword.Reveal()} {
 		if value != "" {
 			q.Set(key, value)
 		}

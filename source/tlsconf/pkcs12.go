@@ -37,6 +37,10 @@ var (
 	errPKCS12BadPassword = errors.New("the PKCS12 store does not decrypt: wrong password, or a damaged store")
 )
 
+// maxPBKDF2Iterations is the JDK's bound on a PKCS12 store's iteration counts (PKCS12KeyStore's
+// MAX_ITERATION_COUNT), applied to every PBES2 decryption here.
+const maxPBKDF2Iterations = 5_000_000
+
 type algorithmIdentifier struct {
 	Algorithm  asn1.ObjectIdentifier
 	Parameters asn1.RawValue `asn1:"optional"`
@@ -66,6 +70,23 @@ type safeBag struct {
 	ID         asn1.ObjectIdentifier
 	Value      asn1.RawValue `asn1:"tag:0,explicit"`
 	Attributes asn1.RawValue `asn1:"optional"`
+}
+
+// pbes2Params are PBES2's parameters (RFC 8018): the key derivation and the cipher with its IV.
+type pbes2Params struct {
+	KDF    algorithmIdentifier
+	Scheme struct {
+		Algorithm asn1.ObjectIdentifier
+		IV        []byte
+	}
+}
+
+// pbkdf2Params are PBKDF2's parameters (RFC 8018).
+type pbkdf2Params struct {
+	Salt       []byte
+	Iterations int
+	KeyLength  int                 `asn1:"optional"`
+	PRF        algorithmIdentifier `asn1:"optional"`
 }
 
 type encryptedPrivateKeyInfo struct {
@@ -178,27 +199,21 @@ func pbes2Decrypt(alg algorithmIdentifier, data []byte, password string) ([]byte
 	if !alg.Algorithm.Equal(oidPBES2) {
 		return nil, errLegacyPKCS12
 	}
-	var params struct {
-		KDF    algorithmIdentifier
-		Scheme struct {
-			Algorithm asn1.ObjectIdentifier
-			IV        []byte
-		}
-	}
+	var params pbes2Params
 	if _, err := asn1.Unmarshal(alg.Parameters.FullBytes, &params); err != nil {
 		return nil, fmt.Errorf("PBES2 parameters: %w", err)
 	}
 	if !params.KDF.Algorithm.Equal(oidPBKDF2) {
 		return nil, fmt.Errorf("PBES2 key derivation %v is not supported", params.KDF.Algorithm)
 	}
-	var kdf struct {
-		Salt       []byte
-		Iterations int
-		KeyLength  int                 `asn1:"optional"`
-		PRF        algorithmIdentifier `asn1:"optional"`
-	}
+	var kdf pbkdf2Params
 	if _, err := asn1.Unmarshal(params.KDF.Parameters.FullBytes, &kdf); err != nil {
 		return nil, fmt.Errorf("PBKDF2 parameters: %w", err)
+	}
+	// The count is the store's: without a bound, one crafted store costs minutes of CPU per validation.
+	if kdf.Iterations < 1 || kdf.Iterations > maxPBKDF2Iterations {
+		return nil, fmt.Errorf("PBKDF2 iteration count %d is outside 1..%d, what Java's keystores accept; "+
+			"re-create the store or key with a smaller count (keytool and OpenSSL write 10000 or fewer)", kdf.Iterations, maxPBKDF2Iterations)
 	}
 	var prf func() hash.Hash
 	switch {

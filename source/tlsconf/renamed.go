@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 )
@@ -21,7 +20,7 @@ import (
 // with PEM armor is PEM, which cdcd reads as well. It is "" when the file cannot be read: KeyPair and
 // TrustPool then report why, naming the location's key.
 func StoreType(location string) string {
-	data, err := os.ReadFile(location)
+	data, err := readStoreFile(location)
 	if err != nil || len(data) == 0 {
 		return ""
 	}

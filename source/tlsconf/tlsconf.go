@@ -15,8 +15,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/cdcd/cdcd/source/regularfile"
 )
 
 // Kafka's names of the keys this package reads.
@@ -93,7 +94,7 @@ func KeyPair(get Lookup) (tls.Certificate, error) {
 	}
 	switch typ {
 	case "PEM":
-		data, err := os.ReadFile(location)
+		data, err := readStoreFile(location)
 		if err != nil {
 			return tls.Certificate{}, fmt.Errorf("%s: %w", KeystoreLocation, err)
 		}
@@ -155,7 +156,7 @@ func TrustPool(get Lookup) (*x509.CertPool, error) {
 	}
 	switch typ {
 	case "PEM":
-		data, err := os.ReadFile(location)
+		data, err := readStoreFile(location)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", TruststoreLocation, err)
 		}
@@ -207,10 +208,17 @@ func leafFirst(key any, certs [][]byte) [][]byte {
 	return certs
 }
 
+// readStoreFile reads the regular file of a store or PEM location, of at most regularfile.MaxStoreSize
+// bytes: a location a REST client names (producer.override.ssl.keystore.location=/dev/zero) must not grow the
+// process or block a validation.
+func readStoreFile(location string) ([]byte, error) {
+	return regularfile.Read(location, regularfile.MaxStoreSize)
+}
+
 // readStore reads a JKS or PKCS12 store file. A JKS store read without a password (a truststore) is not
 // checked for integrity, as Java reads it.
 func readStore(typ, location, storePassword, keyPassword string) ([]storeEntry, error) {
-	data, err := os.ReadFile(location)
+	data, err := readStoreFile(location)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package tlsconf
 import (
 	"bytes"
 	"crypto/x509"
+	"encoding/asn1"
 	"encoding/pem"
 	"errors"
 	"os"
@@ -143,5 +144,63 @@ func checkRefusal(t *testing.T, err error, want string) {
 func TestErrNoKeystore(t *testing.T) {
 	if _, err := KeyPair(Map(map[string]string{KeystorePassword: "x"})); !errors.Is(err, ErrNoKeystore) {
 		t.Errorf("got %v, want ErrNoKeystore", err)
+	}
+}
+
+// A key or store whose PBKDF2 iteration count is above the JDK's bound is refused before any hashing,
+// naming the key that holds it: a crafted count of hundreds of millions cost minutes of CPU per validation.
+func TestPBKDF2IterationCountIsBounded(t *testing.T) {
+	block, _ := pem.Decode([]byte(read(t, "testdata/server-key-encrypted.pem")))
+	chain := read(t, "testdata/server-cert.pem")
+	for _, iterations := range []int{655_000_000, maxPBKDF2Iterations + 1, 0} {
+		der := withIterations(t, block.Bytes, iterations)
+		key := string(pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: der}))
+		_, err := KeyPair(Map(map[string]string{KeystoreType: "PEM", KeystoreKey: key, KeystoreCertificateChain: chain, KeyPassword: "pemkeypw"}))
+		checkRefusal(t, err, "ssl.keystore.key: PBKDF2 iteration count")
+	}
+}
+
+// withIterations returns an EncryptedPrivateKeyInfo with its PBKDF2 iteration count set to n.
+func withIterations(t *testing.T, der []byte, n int) []byte {
+	t.Helper()
+	var info encryptedPrivateKeyInfo
+	if _, err := asn1.Unmarshal(der, &info); err != nil {
+		t.Fatal(err)
+	}
+	var params pbes2Params
+	if _, err := asn1.Unmarshal(info.Algorithm.Parameters.FullBytes, &params); err != nil {
+		t.Fatal(err)
+	}
+	var kdf pbkdf2Params
+	if _, err := asn1.Unmarshal(params.KDF.Parameters.FullBytes, &kdf); err != nil {
+		t.Fatal(err)
+	}
+	kdf.Iterations = n
+	var err error
+	if params.KDF.Parameters.FullBytes, err = asn1.Marshal(kdf); err != nil {
+		t.Fatal(err)
+	}
+	if info.Algorithm.Parameters.FullBytes, err = asn1.Marshal(params); err != nil {
+		t.Fatal(err)
+	}
+	out, err := asn1.Marshal(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A store location a REST client names may be a device or a FIFO: refused at once, naming the key.
+func TestStoreLocationMustBeARegularFile(t *testing.T) {
+	for _, typ := range []string{"JKS", "PKCS12", "PEM"} {
+		_, err := TrustPool(Map(map[string]string{TruststoreType: typ, TruststoreLocation: "/dev/zero"}))
+		checkRefusal(t, err, "ssl.truststore.location")
+		checkRefusal(t, err, "not a regular file")
+		_, err = KeyPair(Map(map[string]string{KeystoreType: typ, KeystoreLocation: "/dev/zero", KeystorePassword: "x"}))
+		checkRefusal(t, err, "ssl.keystore.location")
+		checkRefusal(t, err, "not a regular file")
+	}
+	if typ := StoreType("/dev/zero"); typ != "" {
+		t.Errorf("StoreType(/dev/zero) = %q, want \"\" (unreadable)", typ)
 	}
 }

@@ -45,6 +45,19 @@ type ConnectorSlot struct {
 	// DSN reaches Server with the connector's credentials; the guardian only reads pg_replication_slots
 	// through it, and drops slots and publications when told to.
 	DSN string
+	// Hide replaces the connector's secrets (values a config provider resolved, passwords) in a text the
+	// guardian reports or logs: a server's error quotes the database or user the DSN names. nil hides nothing.
+	Hide func(text string) string
+}
+
+// hideSecrets is text with the secrets of every connector hidden (ConnectorSlot.Hide).
+func hideSecrets(text string, connectors []ConnectorSlot) string {
+	for _, c := range connectors {
+		if c.Hide != nil {
+			text = c.Hide(text)
+		}
+	}
+	return text
 }
 
 // Registry tells the guardian which connectors exist. In distributed mode it must list the connectors of
@@ -276,12 +289,12 @@ func (g *Guardian) observe(server, dsn string, info ServerInfo, slots []Slot, er
 	st.report = ServerReport{Server: server, Up: err == nil, CheckedAt: now, ServerInfo: info}
 	if err != nil {
 		// Keep the last known slots and alerts: a server that cannot be read has not fixed its slots.
-		st.report.Error = err.Error()
+		st.report.Error = hideSecrets(err.Error(), connectors)
 		logIt := !st.failedLog
 		st.failedLog = true
 		g.mu.Unlock()
 		if logIt {
-			g.log.Warn("cannot read the replication slots of a server; keeping its last known state", "server", server, "error", err)
+			g.log.Warn("cannot read the replication slots of a server; keeping its last known state", "server", server, "error", st.report.Error)
 		}
 		return
 	}

@@ -386,3 +386,17 @@ func TestWebhookRetriesWithBackoffAndGivesUp(t *testing.T) {
 		t.Errorf("calls %v: want flaky 3 (two 503s then 200), rejected 1 (no retry on 400), down 4 (bounded)", calls)
 	}
 }
+
+// A server's error quotes what the DSN names (a database, a user); the connectors' Hide keeps their secrets
+// out of the server report and the log.
+func TestServerErrorsHideTheConnectorsSecrets(t *testing.T) {
+	g, _, logs := unitGuardian(t, Config{}, &fakeRegistry{}, nil)
+	hide := func(text string) string { return strings.ReplaceAll(text, "secret-db", "[hidden]") }
+	connectors := []ConnectorSlot{{Connector: "c", Server: testServer, Database: "secret-db", Hide: hide}, {Connector: "other"}}
+	g.observe(testServer, "", ServerInfo{}, nil, errors.New(`FATAL: database "secret-db" does not exist`), connectors)
+	lines := logs.lines("cannot read the replication slots of a server; keeping its last known state", nil)
+	if s := g.Servers(); len(s) != 1 || s[0].Error != `FATAL: database "[hidden]" does not exist` || len(lines) != 1 ||
+		lines[0]["error"] != s[0].Error {
+		t.Errorf("server report %+v, log %v: want the database hidden", s, lines)
+	}
+}

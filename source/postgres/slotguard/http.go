@@ -48,7 +48,8 @@ func (g *Guardian) ConnectorSlotHandler() http.Handler {
 			return
 		}
 		c := connectors[i]
-		resp := ConnectorSlotResponse{Connector: c.Connector, State: c.State, Server: c.Server, Database: c.Database, SlotName: c.SlotName}
+		resp := ConnectorSlotResponse{Connector: c.Connector, State: c.State, Server: hideSecrets(c.Server, connectors[i:i+1]),
+			Database: hideSecrets(c.Database, connectors[i:i+1]), SlotName: c.SlotName}
 		for _, s := range g.Slots() {
 			if s.Server == c.Server && s.Name == c.SlotName {
 				resp.Slot = &s
