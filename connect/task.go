@@ -305,7 +305,7 @@ func (c *task) attempt(ctx context.Context) (err error) {
 	if err := c.w.checkOverrides(c.props); err != nil {
 		return err
 	}
-	reader, err := src.OpenReader(stored, source.Env{Log: c.log, Logs: connectorLogs{LogOpener: c.w.logs, props: c.props}, Signals: c.w.signals,
+	reader, err := src.OpenReader(stored, source.Env{Log: c.log, Logs: connectorLogs{LogOpener: c.w.logs, props: c.w.currentNames(c.props)}, Signals: c.w.signals,
 		Waiting: c.waiting})
 	if err != nil {
 		return fmt.Errorf("stored offset of connector %q: %w", c.name, err)

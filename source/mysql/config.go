@@ -150,12 +150,17 @@ var systemDatabases = []string{"mysql", "sys", "information_schema", "performanc
 // ParseConfig reads a connector config for class (MySQLConnectorClass or MariaDBConnectorClass). Every
 // refused value is reported (errors.Join of *ConfigError and props.NotImplementedError).
 func ParseConfig(name string, flavor types.Flavor, settings map[string]string, log *slog.Logger) (*Config, error) {
-	c, _, err := parseConfig(name, flavor, settings)
+	c, _, err := parseConfig(name, flavor, settings, log)
 	return c, err
 }
 
-// parseConfig is ParseConfig, with the parser that read the keys.
-func parseConfig(name string, flavor types.Flavor, settings map[string]string) (*Config, *props.Parser, error) {
+// parseConfig is ParseConfig, with the parser that read the keys (nil when legacy keys were refused).
+func parseConfig(name string, flavor types.Flavor, given map[string]string, log *slog.Logger) (*Config, *props.Parser, error) {
+	settings, legacyWarnings, err := MapLegacyKeys(given)
+	if err != nil {
+		return nil, nil, err
+	}
+	props.LogLegacyWarnings(name, legacyWarnings, log)
 	p := props.NewParser(settings)
 	p.Add(keysFor(flavor, settings).Refusals(settings)...)
 	props.ReadRuntimeKeys(p) // errors.max.retries, connection.validation.timeout.ms: the runtime honours them

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"log/slog"
 	"maps"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func keysConnector(flavor types.Flavor) keytest.Connector {
 		Base: map[string]string{"database.hostname": "db", "database.user": "u", "database.server.id": "1",
 			"topic.prefix": "p", "schema.history.internal.kafka.topic": "h", "schema.history.internal.kafka.bootstrap.servers": "k:9092"},
 		Parse: func(cfg map[string]string) (*props.Parser, error) {
-			_, p, err := parseConfig("keys", flavor, cfg)
+			_, p, err := parseConfig("keys", flavor, cfg, slog.New(slog.DiscardHandler))
 			return p, err
 		},
 		Validate: func(cfg map[string]string) configdef.Result { return ValidateConfig(flavor, cfg) },

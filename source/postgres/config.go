@@ -110,7 +110,7 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	if err != nil {
 		return nil, nil, err
 	}
-	logLegacyWarnings(name, legacyWarnings, log)
+	props.LogLegacyWarnings(name, legacyWarnings, log)
 	p := props.NewParser(settings)
 	// MapLegacyKeys translated the deprecated flush.lsn.source into lsn.flush.mode, which is read below.
 	p.Honour("flush.lsn.source")

@@ -53,10 +53,10 @@ func TestMapLegacyKeys(t *testing.T) {
 			warnings: []string{"write unavailable.value.placeholder=__toast"},
 		},
 		{
-			name:     "database.history keys move under schema.history.internal",
-			in:       map[string]string{"database.history.kafka.topic": "h", "database.history.kafka.bootstrap.servers": "k:9092"},
-			want:     map[string]string{"schema.history.internal.kafka.topic": "h", "schema.history.internal.kafka.bootstrap.servers": "k:9092"},
-			warnings: []string{"write schema.history.internal.kafka.bootstrap.servers=k:9092 instead (the PostgreSQL connector keeps no schema history", "write schema.history.internal.kafka.topic=h"},
+			name:     "1.x schema history keys have no PostgreSQL meaning and are dropped with advice",
+			in:       map[string]string{"database.history.kafka.topic": "h", "database.history.producer.security.protocol": "SSL"},
+			want:     map[string]string{},
+			warnings: []string{"database.history.kafka.topic is a Debezium 1.x schema history key, and has no effect: the PostgreSQL connector keeps no schema history", "database.history.producer.security.protocol is a Debezium"},
 		},
 		{
 			name:     "an old name set alongside the same new value is only redundant",
