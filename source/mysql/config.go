@@ -42,6 +42,9 @@ type Config struct {
 	// database.socketTimeout (ms; 0: none) and database.tcpKeepAlive (true).
 	QueryConnectTimeout, SocketTimeout time.Duration
 	TCPKeepAlive                       bool
+	// DriverTimeZone is the driver's time zone option (database.connectionTimeZone…), checked against the
+	// server's at connection; nil when unset.
+	DriverTimeZone *DriverTimeZone
 	// SSLMode and TLS are database.ssl.*, for the query and the binlog connections alike: TLS is nil when
 	// SSLMode is SSLDisabled, and holds the keystore's certificate and the verification of the mode
 	// otherwise.
@@ -156,11 +159,11 @@ func ParseConfig(name string, flavor types.Flavor, settings map[string]string, l
 
 // parseConfig is ParseConfig, with the parser that read the keys (nil when legacy keys were refused).
 func parseConfig(name string, flavor types.Flavor, given map[string]string, log *slog.Logger) (*Config, *props.Parser, error) {
-	settings, legacyWarnings, err := MapLegacyKeys(given)
+	settings, legacyWarnings, err := MapLegacyKeys(flavor, given)
 	if err != nil {
 		return nil, nil, err
 	}
-	props.LogLegacyWarnings(name, legacyWarnings, log)
+	props.LogOnce(name, slog.LevelWarn, legacyWarnings, log)
 	p := props.NewParser(settings)
 	p.Add(keysFor(flavor, settings).Refusals(settings)...)
 	props.ReadRuntimeKeys(p) // errors.max.retries, connection.validation.timeout.ms: the runtime honours them
@@ -171,9 +174,7 @@ func parseConfig(name string, flavor types.Flavor, given map[string]string, log 
 	c.Password = p.Str("database.password", "")
 	c.ServerID = uint32(p.Integer("database.server.id", 0, 1, 1<<32-1))
 	c.ConnectTimeout = p.Millis("connect.timeout.ms", 30000)
-	c.QueryConnectTimeout = p.Millis("database.connectTimeout", int(c.ConnectTimeout/time.Millisecond))
-	c.SocketTimeout = p.Millis("database.socketTimeout", 0)
-	c.TCPKeepAlive = p.Boolean("database.tcpKeepAlive", true)
+	props.LogOnce(name, slog.LevelInfo, parseDriverOptions(p, c), log)
 	parseTLS(p, c)
 	c.TopicPrefix = p.Str("topic.prefix", "")
 	c.HistoryTopic = p.Str("schema.history.internal.kafka.topic", "")

@@ -79,7 +79,7 @@ var requiredKeys = []string{"topic.prefix", "database.hostname", "database.user"
 // ValidateConfig reports, per key of ConfigKeys, Debezium's "A value is required" for a missing required key,
 // and cdcd's refusal of each key it does not implement (Keys); other value errors come from ParseConfig.
 func ValidateConfig(flavor types.Flavor, given map[string]string) configdef.Result {
-	settings, _, legacyErr := MapLegacyKeys(given)
+	settings, _, legacyErr := MapLegacyKeys(flavor, given)
 	res := configdef.Result{Values: props.LegacyErrorValues(legacyErr)}
 	for _, k := range ConfigKeys(flavor) {
 		raw, set := settings[k.Name]

@@ -37,8 +37,8 @@ func (c Connector) Validate(props map[string]string) configdef.Result {
 
 // MapLegacyKeys maps old Debezium names (database.server.name, *.whitelist, database.history.*…) to
 // today's, as ParseConfig reads them.
-func (Connector) MapLegacyKeys(given map[string]string) (map[string]string, []string, error) {
-	return MapLegacyKeys(given)
+func (c Connector) MapLegacyKeys(given map[string]string) (map[string]string, []string, error) {
+	return MapLegacyKeys(c.Flavor, given)
 }
 
 // KeyFamilies are the prefixes under which ParseConfig honours or refuses every key (see Keys).

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/cdcd/cdcd/source/mysql/types"
 	"github.com/cdcd/cdcd/source/props"
 )
 
@@ -36,9 +37,12 @@ var legacyBinlogSnapshotModes = map[string]string{
 
 // MapLegacyKeys rewrites old Debezium property names and values into today's (props.MapLegacyKeys), with
 // the binlog connectors' own: database.history.* (its producer's and consumer's security settings
-// included) under schema.history.internal.*, and the deprecated snapshot modes.
-func MapLegacyKeys(given map[string]string) (mapped map[string]string, warnings []string, err error) {
-	return props.MapLegacyKeys(given, binlogRenamed, binlogLegacyRule)
+// included) under schema.history.internal.*, the deprecated snapshot modes, and the JDBC drivers' TLS
+// switches (useSSL…) as the flavor's database.ssl.mode.
+func MapLegacyKeys(flavor types.Flavor, given map[string]string) (mapped map[string]string, warnings []string, err error) {
+	return props.MapLegacyKeys(given, binlogRenamed, func(m *props.LegacyMapper, key, value string) bool {
+		return mapTLSDriverOptions(flavor, m, key) || binlogLegacyRule(m, key, value)
+	})
 }
 
 func binlogLegacyRule(m *props.LegacyMapper, key, value string) bool {

@@ -29,12 +29,12 @@ type Config struct {
 	// TLS files and the client key's password (database.sslrootcert, sslcert, sslkey, sslpassword), handed to
 	// the driver as libpq reads them, on the query and the replication connection alike.
 	SSLRootCert, SSLCert, SSLKey, SSLPassword string
-	// The pgjdbc options cdcd maps (see conn.go): database.tcpKeepAlive, database.connectTimeout and
-	// database.socketTimeout (seconds, as pgjdbc reads them; 0: none), database.ApplicationName ("" keeps
-	// cdcd-<name>).
+	// The pgjdbc options cdcd maps (see conn.go, driveroptions.go): database.tcpKeepAlive,
+	// database.connectTimeout (or loginTimeout) and database.socketTimeout (seconds, as pgjdbc reads them;
+	// 0: none), database.ApplicationName ("" keeps cdcd-<name>), database.options (the startup packet's).
 	TCPKeepAlive                  bool
 	ConnectTimeout, SocketTimeout time.Duration
-	ApplicationName               string
+	ApplicationName, Options      string
 
 	TopicPrefix     string
 	SlotName        string
@@ -110,7 +110,7 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	if err != nil {
 		return nil, nil, err
 	}
-	props.LogLegacyWarnings(name, legacyWarnings, log)
+	props.LogOnce(name, slog.LevelWarn, legacyWarnings, log)
 	p := props.NewParser(settings)
 	// MapLegacyKeys translated the deprecated flush.lsn.source into lsn.flush.mode, which is read below.
 	p.Honour("flush.lsn.source")
@@ -130,13 +130,7 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	if (c.SSLCert == "") != (c.SSLKey == "") {
 		p.Fail("database.sslcert", c.SSLCert, "a client certificate needs its key: set database.sslcert and database.sslkey together")
 	}
-	c.TCPKeepAlive = p.Boolean("database.tcpKeepAlive", true)
-	c.ConnectTimeout = time.Duration(p.Integer("database.connectTimeout", 0, 0, 1<<31-1)) * time.Second
-	c.SocketTimeout = time.Duration(p.Integer("database.socketTimeout", 0, 0, 1<<31-1)) * time.Second
-	c.ApplicationName = p.Str("database.ApplicationName", "")
-	if f, _ := p.Raw("database.sslfactory"); f != "" {
-		p.Fail("database.sslfactory", f, "cdcd does not load JDBC socket factories; remove it and choose the verification with database.sslmode (require encrypts without verifying the server)")
-	}
+	props.LogOnce(name, slog.LevelInfo, parseDriverOptions(p, c), log)
 	c.TopicPrefix = p.Str("topic.prefix", "")
 	for _, k := range []string{"database.hostname", "database.user", "database.dbname", "topic.prefix"} {
 		if strings.TrimSpace(settings[k]) == "" {

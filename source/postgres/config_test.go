@@ -189,7 +189,7 @@ func TestTLSSettingsReachTheConnection(t *testing.T) {
 		}
 	}
 
-	for key, value := range map[string]string{"database.sslcert": "/etc/client.pem", "database.sslfactory": "org.postgresql.ssl.NonValidatingFactory"} {
+	for key, value := range map[string]string{"database.sslcert": "/etc/client.pem", "database.sslfactory": "org.postgresql.ssl.DefaultJavaSSLFactory"} {
 		bad := validProps()
 		bad[key] = value
 		_, err := postgres.ParseConfig("c", bad, slog.New(slog.DiscardHandler))

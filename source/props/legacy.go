@@ -80,6 +80,9 @@ func (m *LegacyMapper) Given(key string) (string, bool) {
 	return v, ok
 }
 
+// Keys are the config's keys as written, sorted.
+func (m *LegacyMapper) Keys() []string { return slices.Sorted(maps.Keys(m.in)) }
+
 // Set writes key=value into the rewritten config.
 func (m *LegacyMapper) Set(key, value string) { m.out[key] = value }
 
@@ -154,19 +157,20 @@ func (m *LegacyMapper) sanitizeFieldNames(value string) {
 	m.Refuse("sanitize.field.names", value, "sanitize.field.names was removed in Debezium 2.2; its replacements schema.name.adjustment.mode and field.name.adjustment.mode (avro, avro_unicode or none) rename differently, so choose one and check the resulting topic and field names")
 }
 
-// legacyWarned remembers the advice already given, per connector: ParseConfig runs at every validation and
-// every task (re)start, and the same warning repeated at each restart would bury the log.
-var legacyWarned sync.Map // connector name + "\x00" + warning → struct{}
+// logged remembers the advice already given, per connector: ParseConfig runs at every validation and every
+// task (re)start, and the same line repeated at each restart would bury the log.
+var logged sync.Map // connector name + "\x00" + message → struct{}
 
-// LogLegacyWarnings logs each warning once per connector name. A logger that drops warnings (the callers
-// that only validate pass a discard logger, or none) marks nothing, so the connector's own start still warns.
-func LogLegacyWarnings(connector string, warnings []string, log *slog.Logger) {
-	if log == nil || !log.Enabled(context.Background(), slog.LevelWarn) {
+// LogOnce logs each message at level once per connector name (the legacy names' warnings, the driver
+// options' notes). A logger that drops the level (the callers that only validate pass a discard logger,
+// or none) marks nothing, so the connector's own start still logs them.
+func LogOnce(connector string, level slog.Level, messages []string, log *slog.Logger) {
+	if log == nil || !log.Enabled(context.Background(), level) {
 		return
 	}
-	for _, w := range warnings {
-		if _, seen := legacyWarned.LoadOrStore(connector+"\x00"+w, struct{}{}); !seen {
-			log.Warn(w)
+	for _, m := range messages {
+		if _, seen := logged.LoadOrStore(connector+"\x00"+m, struct{}{}); !seen {
+			log.Log(context.Background(), level, m)
 		}
 	}
 }
