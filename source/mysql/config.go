@@ -166,7 +166,8 @@ func parseConfig(name string, flavor types.Flavor, given map[string]string, log 
 	props.LogOnce(name, slog.LevelWarn, legacyWarnings, log)
 	p := props.NewParser(settings)
 	p.Add(keysFor(flavor, settings).Refusals(settings)...)
-	props.ReadRuntimeKeys(p) // errors.max.retries, connection.validation.timeout.ms: the runtime honours them
+	// errors.max.retries, connection.validation.timeout.ms, max.batch.size…: the runtime honours them
+	props.LogOnce(name, slog.LevelInfo, props.ReadRuntimeKeys(p), log)
 	c := &Config{Name: name, Flavor: flavor}
 	c.Host = p.Str("database.hostname", "")
 	c.Port = p.Integer("database.port", 3306, 1, 65535)

@@ -115,7 +115,8 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	// MapLegacyKeys translated the deprecated flush.lsn.source into lsn.flush.mode, which is read below.
 	p.Honour("flush.lsn.source")
 	p.Add(Keys().Refusals(settings)...)
-	props.ReadRuntimeKeys(p) // errors.max.retries, connection.validation.timeout.ms: the runtime honours them
+	// errors.max.retries, connection.validation.timeout.ms, max.batch.size…: the runtime honours them
+	props.LogOnce(name, slog.LevelInfo, props.ReadRuntimeKeys(p), log)
 	c := &Config{Name: name}
 	c.Host = p.Str("database.hostname", "")
 	c.Port = p.Integer("database.port", 5432, 1, 65535)

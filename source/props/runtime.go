@@ -1,6 +1,9 @@
 package props
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // RuntimeKeys are the keys of Debezium's shared configuration that cdcd's runtime (connect/) honours for
 // every connector, whatever its database:
@@ -9,12 +12,45 @@ import "math"
 //     task makes before it is FAILED; -1, the default, retries forever, 0 fails at the first error.
 //   - connection.validation.timeout.ms: how long validation's connection check (Debezium's
 //     validateConnection, run on create, config change and validate) waits for the database.
+//   - max.batch.size: the most events one batch handed to the producer holds (Debezium's records per
+//     poll): a larger transaction is passed on in several batches, whose offset is recorded with the last.
+//     Under exactly-once delivery with transaction.boundary=poll, each batch is one Kafka transaction, as
+//     each poll is in Connect.
+//   - max.queue.size: the most events read ahead of the producer. cdcd holds one batch ahead, so a
+//     max.batch.size below max.queue.size (which Debezium requires, and so does cdcd) bounds it.
 //
 // A connector's parse reads them with ReadRuntimeKeys, so that a wrong value is refused on its key.
-var RuntimeKeys = []string{"errors.max.retries", "connection.validation.timeout.ms"}
+var RuntimeKeys = []string{"errors.max.retries", "connection.validation.timeout.ms", "max.batch.size", "max.queue.size"}
 
-// ReadRuntimeKeys checks the RuntimeKeys' values in p; the runtime reads them from the config itself.
-func ReadRuntimeKeys(p *Parser) {
+// DefaultMaxBatchSize is Debezium's max.batch.size.
+const DefaultMaxBatchSize = 2048
+
+// ReadRuntimeKeys checks the RuntimeKeys' values in p; the runtime reads them from the config itself. It
+// also reads the tuning keys whose job cdcd does without them (TuningNotes), and returns a note on each
+// set one, saying why it changes nothing.
+func ReadRuntimeKeys(p *Parser) []string {
 	p.Integer("errors.max.retries", -1, -1, math.MaxInt32)
 	p.Integer("connection.validation.timeout.ms", 60000, 1, math.MaxInt32)
+	batch := p.Integer("max.batch.size", DefaultMaxBatchSize, 1, math.MaxInt32)
+	if queue := p.Integer("max.queue.size", 8192, 1, math.MaxInt32); queue <= batch {
+		v, _ := p.Raw("max.queue.size")
+		p.Fail("max.queue.size", v, fmt.Sprintf("Must be larger than the maximum batch size (max.batch.size=%d), as Debezium requires", batch))
+	}
+	p.Integer("max.queue.size.in.bytes", 0, 0, math.MaxInt32)
+	p.Integer("poll.interval.ms", 500, 0, math.MaxInt32)
+	p.Integer("query.fetch.size", 0, 0, math.MaxInt32)
+	var notes []string
+	for _, key := range []string{"max.queue.size.in.bytes", "poll.interval.ms", "query.fetch.size"} {
+		if v, set := p.Raw(key); set {
+			notes = append(notes, fmt.Sprintf("%s=%s changes nothing in cdcd: %s", key, v, TuningNotes[key]))
+		}
+	}
+	return notes
+}
+
+// TuningNotes are Debezium's tuning keys whose job cdcd does without them: key → why.
+var TuningNotes = map[string]string{
+	"max.queue.size.in.bytes": "cdcd holds one batch (at most max.batch.size events) ahead of the producer, never a queue of them; lower max.batch.size to hold less",
+	"poll.interval.ms":        "cdcd passes each batch on as the database commits it, never waiting for a batch to fill or polling an empty queue",
+	"query.fetch.size":        "Debezium's PostgreSQL, MySQL and MariaDB connectors do not read it either (snapshot.fetch.size sets the snapshot's fetch)",
 }
