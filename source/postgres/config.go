@@ -143,10 +143,8 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	case !set:
 		log.Info("plugin.name is not set: cdcd uses pgoutput (Debezium's default, decoderbufs, needs a server extension); write plugin.name=pgoutput to silence this")
 	case strings.EqualFold(plugin, "pgoutput"):
-	case strings.EqualFold(plugin, "decoderbufs"):
-		p.Fail("plugin.name", plugin, "cdcd reads the built-in pgoutput plugin only; decoderbufs needs a server extension. Write plugin.name=pgoutput (the events are the same)")
 	default:
-		p.Fail("plugin.name", plugin, "the supported value is pgoutput")
+		p.Fail("plugin.name", plugin, "cdcd decodes with pgoutput (decoderbufs and wal2json are read as pgoutput); write plugin.name=pgoutput")
 	}
 	c.SlotName = p.Str("slot.name", "debezium")
 	if !regexp.MustCompile(`^[a-z0-9_]{1,63}$`).MatchString(c.SlotName) {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/cdcd/cdcd/source/props"
@@ -25,6 +26,10 @@ var replacedBooleans = map[string]struct {
 	"slot.seek.to.known.offset.on.start": {"offset.mismatch.strategy", "trust_offset", "no_validation"},
 	"flush.lsn.source":                   {"lsn.flush.mode", "connector", "manual"},
 }
+
+// otherPlugins are the logical decoding plugins Debezium reads (decoderbufs, its 3.6.1 default) or read
+// until 2.0 (wal2json and its variants, whose migration path is pgoutput), which cdcd reads as pgoutput.
+var otherPlugins = []string{"decoderbufs", "wal2json", "wal2json_rds", "wal2json_streaming", "wal2json_rds_streaming"}
 
 // legacySnapshotModes are snapshot.mode values Debezium 3.6.1 no longer accepts, with today's equivalent.
 var legacySnapshotModes = map[string]string{
@@ -49,6 +54,9 @@ func pgLegacyRule(m *props.LegacyMapper, key, value string) bool {
 		replaceBoolean(m, key, value)
 	case key == "snapshot.mode":
 		snapshotMode(m, value)
+	case key == "plugin.name" && slices.Contains(otherPlugins, strings.ToLower(strings.TrimSpace(value))):
+		m.Set(key, "pgoutput")
+		m.Warn("plugin.name=%s: cdcd decodes with pgoutput, built into PostgreSQL 10 and later, which gives the same change events without a server extension; it reads through a publication (publication.name, made as publication.autocreate.mode says) on a slot made for pgoutput (a slot made for %s is refused at start: drop it, or set slot.name to a new one). Write plugin.name=pgoutput instead", value, value)
 	default:
 		return false
 	}
