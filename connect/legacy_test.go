@@ -55,8 +55,9 @@ func TestLegacyConfigsValidateAndCreateAlike(t *testing.T) {
 			"", []string{"database.server.name", "table.whitelist", "database.history.kafka.topic"}},
 		{"mysql file history", with(binlog(mysqlClass), append([]string{"topic.prefix", "p", "database.history", "io.debezium.relational.history.FileDatabaseHistory"}, history...)...),
 			"database.history", nil},
-		{"mysql contradicting old and new names", with(binlog(mysqlClass), append([]string{"topic.prefix", "p", "database.server.name", "q"}, history...)...),
-			"database.server.name", nil},
+		{"mysql old name next to the new one", with(binlog(mysqlClass), append([]string{"topic.prefix", "p", "database.server.name", "q",
+			"schema.history.internal.kafka.topic", "h2"}, history...)...),
+			"", []string{"database.server.name", "database.history.kafka.topic"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -271,7 +271,8 @@ var connectorKeyPrefixes = []string{"producer.override.", "consumer.override.", 
 type keyFamilies interface{ KeyFamilies() []string }
 
 // warnUnknownKeys logs each connector key neither Connect nor the connector defines, with the closest known
-// key, as Connect's validation reports them; the key is otherwise ignored, as Connect ignores it.
+// key, as Connect's validation reports them; the key is otherwise ignored, as Connect ignores it. Connect's
+// keys that change nothing in cdcd get one INFO line each saying why (connectKeyNotes).
 func (w *Worker) warnUnknownKeys(name string, cfg map[string]string) {
 	prefixes := connectorKeyPrefixes
 	if f, ok := w.plugins.find(cfg["connector.class"]).(keyFamilies); ok {
@@ -281,6 +282,9 @@ func (w *Worker) warnUnknownKeys(name string, cfg map[string]string) {
 	res := configdef.Validate(w.keysOf(current), current, prefixes...)
 	for _, u := range res.Unknown {
 		w.log.Warn("unknown connector property ignored", "connector", name, "key", u.Name, "did_you_mean", u.Suggestion)
+	}
+	for _, note := range connectKeyNotes(cfg) {
+		w.log.Info(note, "connector", name)
 	}
 }
 

@@ -7,6 +7,7 @@ package mysql
 import (
 	"crypto/tls"
 	"log/slog"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -190,6 +191,9 @@ func parseConfig(name string, flavor types.Flavor, given map[string]string, log 
 			c.HistoryBrokers = append(c.HistoryBrokers, b)
 		}
 	}
+	p.Integer("schema.history.internal.kafka.recovery.poll.interval.ms", 100, 0, math.MaxInt32)
+	p.Integer("schema.history.internal.kafka.recovery.attempts", 100, 1, math.MaxInt32)
+	props.LogOnce(name, slog.LevelInfo, historyNotes.Notes(p), log)
 	c.SkipUnparseableDDL = p.Boolean("schema.history.internal.skip.unparseable.ddl", false)
 	c.StoreOnlyCapturedDatabases = p.Boolean("schema.history.internal.store.only.captured.databases.ddl", false)
 	c.StoreOnlyCapturedTables = p.Boolean("schema.history.internal.store.only.captured.tables.ddl", false)

@@ -48,7 +48,7 @@ var jdbcOptions = []string{"database.connectTimeout", "database.socketTimeout", 
 // honouredUndeclared claims the keys under keyFamilies that ParseConfig reads, or leaves to the runtime,
 // without ConfigKeys declaring them one by one.
 func honouredUndeclared(key string) bool {
-	return slices.Contains(jdbcOptions, key) || noEffectOptions.Claims(key) || columns.IsOptionKey(key) || key == "signal.file" || signal.IsKafkaKey(key) || strings.HasPrefix(key, "schema.history.internal.producer.") ||
+	return slices.Contains(jdbcOptions, key) || noEffectOptions.Claims(key) || columns.IsOptionKey(key) || key == "signal.file" || signal.IsKafkaKey(key) || historyNotes[key] != "" || strings.HasPrefix(key, "schema.history.internal.producer.") ||
 		strings.HasPrefix(key, "schema.history.internal.consumer.") || strings.HasPrefix(key, props.SelectOverridesKey+".")
 }
 
@@ -62,7 +62,6 @@ var refusedKeys = append(slices.DeleteFunc(slices.Clone(props.CommonRefused), fu
 	"incremental.snapshot.allow.schema.changes", "ddl.parser.type", "schema.history.internal",
 	"binlog.buffer.size",
 	"event.deserialization.failure.handling.mode", "inconsistent.schema.handling.mode", "gtid.ignore.on.recovery",
-	"schema.history.internal.kafka.recovery.poll.interval.ms", "schema.history.internal.kafka.recovery.attempts",
 	"schema.history.internal.kafka.query.timeout.ms", "schema.history.internal.kafka.create.timeout.ms",
 	"schema.history.internal.kafka.buffer.batch.size", "schema.history.internal.prefer.ddl",
 	"internal.schema.history.internal.ddl.filter", "topic.heartbeat.name",

@@ -28,6 +28,13 @@ var legacyHistoryClasses = map[string]string{
 // kafkaSchemaHistory is schema.history.internal's default, the only schema history cdcd keeps.
 const kafkaSchemaHistory = "io.debezium.storage.kafka.history.KafkaSchemaHistory"
 
+// historyNotes are schema history keys cdcd accepts without acting on them (props.NoEffectKeys).
+var historyNotes = props.NoEffectKeys{
+	"schema.history.internal.kafka.recovery.poll.interval.ms": "cdcd reads the history topic up to its end offset at start, never polling until reads come back empty",
+	"schema.history.internal.kafka.recovery.attempts":         "cdcd reads the history topic up to its end offset at start, never polling until reads come back empty",
+	"schema.history.internal.kafka.group.id":                  "it is not a setting of Debezium's Kafka schema history either, which ignores it",
+}
+
 // legacyBinlogSnapshotModes are snapshot.mode values Debezium 2.x deprecated, with today's equivalent.
 var legacyBinlogSnapshotModes = map[string]string{
 	"schema_only":          "no_data",

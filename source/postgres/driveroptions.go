@@ -25,6 +25,9 @@ var noEffectOptions = props.NoEffectOptions{
 	"tcpNoDelay":                    "Go's connections send without delay (TCP_NODELAY) always",
 	"gssEncMode":                    "cdcd negotiates no GSS encryption (pgjdbc's default, allow, falls back to none too); TLS is database.sslmode",
 	"charSet":                       "PostgreSQL sends UTF-8 to cdcd, which asks for it, and Kafka carries the same Unicode text",
+	// MySQL connector keys copied into PostgreSQL configs: Debezium hands them to pgjdbc, which ignores them.
+	"server.id":               "it is a MySQL connector key; Debezium's PostgreSQL connector hands it to pgjdbc, which ignores it",
+	"allowPublicKeyRetrieval": "it is a MySQL driver option; Debezium's PostgreSQL connector hands it to pgjdbc, which ignores it",
 }
 
 // The pgjdbc socket factories (database.sslfactory), by what they verify.

@@ -65,10 +65,10 @@ func TestMapLegacyKeys(t *testing.T) {
 			warnings: []string{"also set to the same value; delete database.server.name"},
 		},
 		{
-			name:    "an old name contradicting the new one is refused",
-			in:      map[string]string{"database.server.name": "old", "topic.prefix": "new"},
-			want:    map[string]string{"topic.prefix": "new"},
-			refused: []string{"database.server.name"},
+			name:     "next to a new name, an old one with another value gives way, as Debezium 2 ignores it",
+			in:       map[string]string{"database.server.name": "old", "topic.prefix": "new"},
+			want:     map[string]string{"topic.prefix": "new"},
+			warnings: []string{"topic.prefix decides (Debezium 2.0 and later no longer read database.server.name); delete database.server.name"},
 		},
 		{
 			name:     "snapshot.mode=never is no_data",

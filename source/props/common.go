@@ -21,7 +21,7 @@ var CommonRefused = []string{
 	"snapshot.mode.configuration.based.start.stream",
 	"snapshot.mode.configuration.based.snapshot.on.schema.error",
 	"snapshot.mode.configuration.based.snapshot.on.data.error", "retriable.restart.connector.wait.ms",
-	"internal.log.position.check.enable", "internal.advanced.metrics.enable",
+	"internal.log.position.check.enable",
 	"executor.shutdown.timeout.ms", "openlineage.integration.enabled", "openlineage.integration.config.file.path",
 	"openlineage.integration.job.namespace", "openlineage.integration.job.description",
 	"openlineage.integration.job.tags", "openlineage.integration.job.owners",

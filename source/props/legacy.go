@@ -100,8 +100,9 @@ func (m *LegacyMapper) Refuse(key, value, reason string) {
 	m.errs = append(m.errs, &ConfigError{Key: key, Value: value, Reason: reason})
 }
 
-// Move renames old to current, telling the user what to write. When both are set they must agree: which
-// one the user meant is not ours to guess.
+// Move renames old to current, telling the user what to write. When both are set, current decides, as in
+// Debezium 2.0 and later, which no longer read the old name: configs migrated by adding the new name often
+// keep the old line.
 func (m *LegacyMapper) Move(old, current, value string) {
 	m.move(old, current, value, fmt.Sprintf("write %s=%s instead", current, value))
 }
@@ -116,7 +117,7 @@ func (m *LegacyMapper) move(old, current, value, advice string) {
 	delete(m.out, old)
 	if existing, set := m.in[current]; set {
 		if strings.TrimSpace(existing) != strings.TrimSpace(value) {
-			m.Refuse(old, value, fmt.Sprintf("%s is the old name of %s, which is also set to another value; delete %s", old, current, old))
+			m.Warn("%s is the old name of %s, which is also set, to another value: %s decides (Debezium 2.0 and later no longer read %s); delete %s", old, current, current, old, old)
 			return
 		}
 		m.Warn("%s is the old name of %s, which is also set to the same value; delete %s", old, current, old)

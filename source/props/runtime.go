@@ -2,7 +2,9 @@ package props
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 )
 
 // RuntimeKeys are the keys of Debezium's shared configuration that cdcd's runtime (connect/) honours for
@@ -39,18 +41,29 @@ func ReadRuntimeKeys(p *Parser) []string {
 	p.Integer("max.queue.size.in.bytes", 0, 0, math.MaxInt32)
 	p.Integer("poll.interval.ms", 500, 0, math.MaxInt32)
 	p.Integer("query.fetch.size", 0, 0, math.MaxInt32)
+	p.Boolean("internal.advanced.metrics.enable", false)
+	return TuningNotes.Notes(p)
+}
+
+// NoEffectKeys are keys cdcd accepts without acting on them: key → why it changes nothing in cdcd.
+type NoEffectKeys map[string]string
+
+// Notes returns one line for each key of k that p's config sets, saying it changes nothing and why, in key
+// order.
+func (k NoEffectKeys) Notes(p *Parser) []string {
 	var notes []string
-	for _, key := range []string{"max.queue.size.in.bytes", "poll.interval.ms", "query.fetch.size"} {
+	for _, key := range slices.Sorted(maps.Keys(k)) {
 		if v, set := p.Raw(key); set {
-			notes = append(notes, fmt.Sprintf("%s=%s changes nothing in cdcd: %s", key, v, TuningNotes[key]))
+			notes = append(notes, fmt.Sprintf("%s=%s changes nothing in cdcd: %s", key, v, k[key]))
 		}
 	}
 	return notes
 }
 
-// TuningNotes are Debezium's tuning keys whose job cdcd does without them: key → why.
-var TuningNotes = map[string]string{
-	"max.queue.size.in.bytes": "cdcd holds one batch (at most max.batch.size events) ahead of the producer, never a queue of them; lower max.batch.size to hold less",
-	"poll.interval.ms":        "cdcd passes each batch on as the database commits it, never waiting for a batch to fill or polling an empty queue",
-	"query.fetch.size":        "Debezium's PostgreSQL, MySQL and MariaDB connectors do not read it either (snapshot.fetch.size sets the snapshot's fetch)",
+// TuningNotes are Debezium's tuning keys whose job cdcd does without them.
+var TuningNotes = NoEffectKeys{
+	"internal.advanced.metrics.enable": "it adds Debezium's per-table JMX metrics; cdcd's metrics are its own (see the README's Metrics), and the events are the same either way",
+	"max.queue.size.in.bytes":          "cdcd holds one batch (at most max.batch.size events) ahead of the producer, never a queue of them; lower max.batch.size to hold less",
+	"poll.interval.ms":                 "cdcd passes each batch on as the database commits it, never waiting for a batch to fill or polling an empty queue",
+	"query.fetch.size":                 "Debezium's PostgreSQL, MySQL and MariaDB connectors do not read it either (snapshot.fetch.size sets the snapshot's fetch)",
 }

@@ -16,7 +16,8 @@ func TestReadRuntimeKeysTuning(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(notes) != 3 || !strings.HasPrefix(notes[0], "max.queue.size.in.bytes=104857600 changes nothing in cdcd") ||
-		!strings.HasPrefix(notes[1], "poll.interval.ms=100") || !strings.HasPrefix(notes[2], "query.fetch.size=10000") {
+		!strings.HasPrefix(notes[1], "poll.interval.ms=100") || !strings.HasPrefix(notes[2], "query.fetch.size=10000") ||
+		(NoEffectKeys{"internal.advanced.metrics.enable": "x"}).Notes(p) != nil {
 		t.Errorf("notes %q, want one per set tuning key cdcd does without", notes)
 	}
 	for _, key := range []string{"max.batch.size", "max.queue.size", "poll.interval.ms"} {
