@@ -49,6 +49,9 @@ type Config struct {
 	ManualFlush       bool
 	XminFetchInterval time.Duration
 	PublishViaRoot    bool // publish.via.partition.root: partitions' changes come as their root's (partition.go)
+	// ReplicaIdentities are replica.identity.autoset.values: the replica identity each captured table is
+	// given at start (replicaidentity.go).
+	ReplicaIdentities []replicaIdentityRule
 	StatusInterval    time.Duration
 	HeartbeatInterval time.Duration
 	HeartbeatQuery    string
@@ -153,6 +156,7 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	c.PublicationName = p.Str("publication.name", "dbz_publication")
 	c.PublicationMode = p.OneOf("publication.autocreate.mode", "all_tables", "all_tables", "filtered", "disabled", "no_tables")
 	c.PublishViaRoot = p.Boolean("publish.via.partition.root", false)
+	c.ReplicaIdentities = parseReplicaIdentities(p)
 	c.SlotDropOnStop = p.Boolean("slot.drop.on.stop", false)
 	c.SlotFailover = p.Boolean("slot.failover", false)
 	c.StatusInterval = p.Millis("status.update.interval.ms", 10000)

@@ -47,7 +47,7 @@ func honouredUndeclared(key string) bool {
 // ConfigKeys) and is refused otherwise, so a config that relies on one fails at validation instead of
 // running with a behaviour its author did not choose.
 var refusedKeys = append(slices.Clone(props.CommonRefused),
-	"replica.identity.autoset.values", "lsn.flush.timeout.ms",
+	"lsn.flush.timeout.ms",
 	"lsn.flush.timeout.action", "snapshot.locking.mode",
 	"schema.refresh.mode", "include.unknown.datatypes",
 )
