@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -24,22 +23,37 @@ const corpusDir = "../testdata/configs"
 // (the unchecked test hook: there is no database here). A refused config fails the test unless the
 // README's "Published configs cdcd refuses" list names its file with the reason.
 func TestPublishedConnectorConfigsAreAccepted(t *testing.T) {
-	sources := corpusSources(t)
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed := refusedCorpusEntries(string(readme))
-	files, err := filepath.Glob(filepath.Join(corpusDir, "connectors", "*"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus: %v", err)
-	}
 	w := newTestStandalone(t, map[string]string{"bootstrap.servers": "127.0.0.1:1",
 		"key.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
 		"offset.storage.file.filename": filepath.Join(t.TempDir(), "offsets")}, slog.New(slog.DiscardHandler))
+	checkCorpus(t, "connectors", func(cfg map[string]string) []string { return corpusRefusals(w, cfg) })
+}
+
+// TestPublishedWorkerConfigsAreAccepted parses every published worker config of the corpus as cdcd's
+// standalone or distributed command does (distributed when it names a group.id, as connect-distributed's
+// files do). A refused one fails the test unless the README's "Published configs cdcd refuses" names it.
+func TestPublishedWorkerConfigsAreAccepted(t *testing.T) {
+	checkCorpus(t, "workers", func(props map[string]string) []string {
+		delete(props, "name") // readCorpusConfig names connectors
+		mode := config.Standalone
+		if props["group.id"] != "" {
+			mode = config.Distributed
+		}
+		if _, _, err := config.ParseWorker(props, mode); err != nil {
+			return []string{err.Error()}
+		}
+		return nil
+	})
+}
+
+// checkCorpus runs refusals on every corpus config of kind (connectors, workers) and fails t for each
+// refused config the README does not list, each listed one that is accepted, and each file without its
+// source; it logs how many are accepted.
+func checkCorpus(t *testing.T, kind string, refusals func(map[string]string) []string) {
+	files, sources, listed := corpus(t, kind)
 	accepted := 0
 	for _, file := range files {
-		rel := "connectors/" + filepath.Base(file)
+		rel := kind + "/" + filepath.Base(file)
 		if !sources[rel] {
 			t.Errorf("%s has no line in SOURCES.tsv saying where it was published", rel)
 		}
@@ -48,74 +62,43 @@ func TestPublishedConnectorConfigsAreAccepted(t *testing.T) {
 			t.Errorf("%s: %v", rel, err)
 			continue
 		}
-		refusals := corpusRefusals(t, w, cfg)
+		refused := refusals(cfg)
 		reason, isListed := listed[filepath.Base(file)]
 		switch {
-		case len(refusals) == 0 && isListed:
+		case len(refused) == 0 && isListed:
 			t.Errorf("%s is accepted, and the README lists it as refused (%s): remove the line", rel, reason)
-		case len(refusals) == 0:
+		case len(refused) == 0:
 			accepted++
 		case !isListed:
-			t.Errorf("%s is refused, and the README's \"Published configs cdcd refuses\" does not list it:\n  %s", rel, strings.Join(refusals, "\n  "))
+			t.Errorf("%s is refused, and the README's \"Published configs cdcd refuses\" does not list it:\n  %s", rel, strings.Join(refused, "\n  "))
 		}
 	}
 	for name := range listed {
-		if _, err := os.Stat(filepath.Join(corpusDir, "workers", name)); err == nil {
-			continue
-		}
-		if !slices.Contains(files, filepath.Join(corpusDir, "connectors", name)) {
+		found, _ := filepath.Glob(filepath.Join(corpusDir, "*", name))
+		if len(found) == 0 {
 			t.Errorf("the README lists %s as refused, and the corpus has no such file", name)
 		}
 	}
-	t.Logf("%d of %d published connector configs accepted (%.1f %%)", accepted, len(files), 100*float64(accepted)/float64(len(files)))
+	t.Logf("%d of %d published %s configs accepted (%.1f %%)", accepted, len(files), strings.TrimSuffix(kind, "s"), 100*float64(accepted)/float64(len(files)))
 }
 
-// TestPublishedWorkerConfigsAreAccepted parses every published worker config of the corpus as cdcd's
-// standalone or distributed command does (distributed when it names a group.id, as connect-distributed's
-// files do). A refused one fails the test unless the README's "Published configs cdcd refuses" names it.
-func TestPublishedWorkerConfigsAreAccepted(t *testing.T) {
-	sources := corpusSources(t)
+// corpus lists the corpus files of kind (connectors, workers), the files SOURCES.tsv accounts for, and the
+// README's list of refused files with their reasons.
+func corpus(t *testing.T, kind string) (files []string, sources map[string]bool, listed map[string]string) {
+	t.Helper()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := refusedCorpusEntries(string(readme))
-	files, err := filepath.Glob(filepath.Join(corpusDir, "workers", "*"))
+	files, err = filepath.Glob(filepath.Join(corpusDir, kind, "*"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no corpus: %v", err)
 	}
-	accepted := 0
-	for _, file := range files {
-		rel := "workers/" + filepath.Base(file)
-		if !sources[rel] {
-			t.Errorf("%s has no line in SOURCES.tsv saying where it was published", rel)
-		}
-		props, err := readCorpusConfig(file)
-		if err != nil {
-			t.Errorf("%s: %v", rel, err)
-			continue
-		}
-		delete(props, "name") // readCorpusConfig names connectors
-		mode := config.Standalone
-		if props["group.id"] != "" {
-			mode = config.Distributed
-		}
-		_, _, err = config.ParseWorker(props, mode)
-		reason, isListed := listed[filepath.Base(file)]
-		switch {
-		case err == nil && isListed:
-			t.Errorf("%s is accepted, and the README lists it as refused (%s): remove the line", rel, reason)
-		case err == nil:
-			accepted++
-		case !isListed:
-			t.Errorf("%s is refused, and the README's \"Published configs cdcd refuses\" does not list it:\n  %v", rel, err)
-		}
-	}
-	t.Logf("%d of %d published worker configs accepted (%.1f %%)", accepted, len(files), 100*float64(accepted)/float64(len(files)))
+	return files, corpusSources(t), refusedCorpusEntries(string(readme))
 }
 
 // corpusRefusals is what validation refuses of cfg, one line per error.
-func corpusRefusals(t *testing.T, w *Worker, cfg map[string]string) []string {
+func corpusRefusals(w *Worker, cfg map[string]string) []string {
 	infos, err := w.ValidateConnectorConfig(cfg["connector.class"], cfg)
 	if err != nil {
 		return []string{err.Error()}

@@ -1,7 +1,6 @@
 package mysql
 
 import (
-	"maps"
 	"strings"
 
 	"github.com/cdcd/cdcd/source/mysql/types"
@@ -10,13 +9,11 @@ import (
 
 // binlogRenamed are the binlog connectors' renamed keys: the common ones (props.LegacyRenamed), their
 // database filters', and the schema history's own renames inside database.history.* (1.x → 2.0).
-var binlogRenamed = func() map[string]string {
-	m := maps.Clone(props.LegacyRenamed)
-	m["database.whitelist"] = "database.include.list"
-	m["database.blacklist"] = "database.exclude.list"
-	m["database.history.store.only.monitored.tables.ddl"] = "schema.history.internal.store.only.captured.tables.ddl"
-	return m
-}()
+var binlogRenamed = props.RenamedWith(map[string]string{
+	"database.whitelist": "database.include.list",
+	"database.blacklist": "database.exclude.list",
+	"database.history.store.only.monitored.tables.ddl": "schema.history.internal.store.only.captured.tables.ddl",
+})
 
 // legacyHistoryClasses are Debezium 1.x's schema history class names (database.history) with today's.
 // cdcd keeps the schema history in Kafka only.

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -11,12 +10,10 @@ import (
 
 // pgRenamed are the PostgreSQL connector's renamed keys: the common ones (props.LegacyRenamed) and its
 // schema filters'.
-var pgRenamed = func() map[string]string {
-	m := maps.Clone(props.LegacyRenamed)
-	m["schema.whitelist"] = "schema.include.list"
-	m["schema.blacklist"] = "schema.exclude.list"
-	return m
-}()
+var pgRenamed = props.RenamedWith(map[string]string{
+	"schema.whitelist": "schema.include.list",
+	"schema.blacklist": "schema.exclude.list",
+})
 
 // replacedBooleans are deprecated booleans whose value Debezium 3.6.1 still translates into a newer key.
 var replacedBooleans = map[string]struct {

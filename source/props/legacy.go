@@ -30,6 +30,13 @@ var LegacyRenamed = map[string]string{
 	"toasted.value.placeholder": "unavailable.value.placeholder",
 }
 
+// RenamedWith is LegacyRenamed with a connector's own renamed keys.
+func RenamedWith(own map[string]string) map[string]string {
+	m := maps.Clone(LegacyRenamed)
+	maps.Copy(m, own)
+	return m
+}
+
 // LegacyHistoryPrefix is where Debezium 1.x kept the schema history's settings, HistoryPrefix where 2.0
 // moved them.
 const (
