@@ -51,6 +51,11 @@ var noEffectOptions = props.NoEffectOptions{
 	"allowLoadLocalInfile":          "Debezium forces it off, and cdcd never loads files",
 	"allowUrlInLocalInfile":         "Debezium forces it off, and cdcd never loads files",
 	"autoDeserialize":               "Debezium forces it off, and cdcd deserializes no Java objects",
+	// The Go MySQL driver's DSN parameters, which configs copy: Connector/J, to which Debezium hands them,
+	// does not know them and ignores them.
+	"charset":    "it is not a Connector/J option (the Go MySQL driver's DSN parameter), so Debezium's driver ignores it; cdcd asks the server for utf8mb4",
+	"parse_time": "it is not a Connector/J option (the Go MySQL driver's DSN parameter), so Debezium's driver ignores it; cdcd reads temporal values as Debezium does",
+	"parseTime":  "it is not a Connector/J option (the Go MySQL driver's DSN parameter), so Debezium's driver ignores it; cdcd reads temporal values as Debezium does",
 }
 
 // tlsDriverOptions are the drivers' own TLS switches. Debezium sets the driver's sslMode from
