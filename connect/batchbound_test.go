@@ -2,6 +2,7 @@ package connect
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 
 	"github.com/cdcd/cdcd/source"
@@ -62,5 +63,22 @@ func TestGatedReaderSplitsBatchesAtMaxBatchSize(t *testing.T) {
 	<-done
 	if got := maxBatchSize(map[string]string{}); got != 2048 {
 		t.Errorf("default max.batch.size %d, want Debezium's 2048", got)
+	}
+}
+
+// Under exactly-once delivery, a poll-bounded Kafka transaction holds at most max.batch.size records, as
+// a Connect transaction holds one poll's.
+func TestPollTransactionsHoldMaxBatchSize(t *testing.T) {
+	w := newTestWorker(t)
+	w.cfg.ExactlyOnceSource = true
+	for value, want := range map[string]int{"": 2048, "500": 500} {
+		cfg := map[string]string{}
+		if value != "" {
+			cfg["max.batch.size"] = value
+		}
+		eos, err := w.exactlyOnce("pg", cfg, slog.New(slog.DiscardHandler))
+		if err != nil || eos == nil || eos.maxRecords != want {
+			t.Errorf("max.batch.size=%q: %+v, %v; want transactions of at most %d records", value, eos, err, want)
+		}
 	}
 }
