@@ -139,7 +139,8 @@ func (w *Worker) clientErrors(name string, resolved map[string]string) []keyErro
 		}
 	}
 	if checker, ok := w.logs.(logSpecChecker); ok {
-		spec := historySpec(resolved, source.LogSpec{Name: resolved[historyTopicKey]})
+		current := w.currentNames(resolved)
+		spec := historySpec(current, source.LogSpec{Name: current[historyTopicKey]})
 		if spec.ProducerSettings != nil || spec.ConsumerSettings != nil {
 			if err := checker.CheckLogSpec(spec); err != nil {
 				out = append(out, keyErrorsOf(err, map[string]string{"producer.": historyProducerPrefix, "consumer.": historyConsumerPrefix}, historyTopicKey)...)

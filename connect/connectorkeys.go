@@ -52,11 +52,7 @@ func (w *Worker) connectorKeys() []configdef.Key {
 }
 
 // unimplementedConnectKeys are Connect's connector keys whose other values ask for what cdcd does not do yet:
-// retrying
-// failed conversions and transforms (errors.retry.*: cdcd's are deterministic, so a retry could only repeat
-// the failure, but a config that asks for one is refused rather than given none; the budget of a task's restarts after
-// retriable errors is Debezium's errors.max.retries, see task.run), and plugin versions other than the one
-// cdcd is. Each passes at its default or unset.
+// plugin versions other than the one cdcd is. Each passes at its default or unset.
 //
 // Every other key of connectKeys is honoured: name, connector.class, tasks.max (each connector runs one
 // task, as Debezium's do, so tasks.max.enforce holds whatever its value), exactly.once.support and the
@@ -64,8 +60,8 @@ func (w *Worker) connectorKeys() []configdef.Key {
 // predicates, errors.tolerance and errors.log.*, topic.creation.groups (sink/kafka), offsets.storage.topic
 // in distributed mode (Worker.offsetsFor; refused where it cannot be honoured, offsetsTopicErrors), and config.action.reload
 // (the env, file and directory providers give values without a time to live, so Connect never reloads them
-// either).
-var unimplementedConnectKeys = []string{"errors.retry.timeout", "errors.retry.delay.max.ms", "connector.plugin.version", "key.converter.plugin.version", "value.converter.plugin.version", "header.converter.plugin.version"}
+// either), and errors.retry.* (connectKeyNotes).
+var unimplementedConnectKeys = []string{"connector.plugin.version", "key.converter.plugin.version", "value.converter.plugin.version", "header.converter.plugin.version"}
 
 // ConnectorKeys is the accounting of Connect's own connector keys (connectKeys; its plugin versions default
 // to cdcd's, the only one there is): unimplementedConnectKeys are refused unless at their defaults, the
@@ -89,6 +85,20 @@ func (w *Worker) exactlyOnceErrors(cfg map[string]string) []keyError {
 		return []keyError{{key: "exactly.once.support", msg: "This worker does not have exactly-once source support enabled."}}
 	}
 	return nil
+}
+
+// retryNote is why errors.retry.timeout and errors.retry.delay.max.ms change nothing in cdcd.
+const retryNote = "Connect retries a conversion or transform only on a RetriableException; cdcd's converters and transforms fail on a record's content, which a retry would meet again, and a failure to reach the schema registry fails the task, which errors.max.retries restarts from its offset"
+
+// connectKeyNotes are one line for each Connect key of cfg that is accepted and changes nothing in cdcd.
+func connectKeyNotes(cfg map[string]string) []string {
+	var notes []string
+	for _, key := range []string{"errors.retry.timeout", "errors.retry.delay.max.ms"} {
+		if v, set := cfg[key]; set {
+			notes = append(notes, key+"="+v+" changes nothing in cdcd: "+retryNote)
+		}
+	}
+	return notes
 }
 
 // connectKeyRefusals are the refusals of unimplementedConnectKeys in cfg, each on its key.

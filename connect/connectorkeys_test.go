@@ -6,9 +6,8 @@ import (
 	"testing"
 )
 
-// Connect's own connector keys that ask for what cdcd does not do (retries of failed
-// conversions, another plugin version) are refused by name at validation and at
-// start; at their defaults, or set to cdcd's own version, they pass.
+// Connect's own connector keys that ask for what cdcd does not do (another plugin version) are refused by
+// name at validation and at start; at their defaults, or set to cdcd's own version, they pass.
 func TestConnectKeysNotImplementedAreRefused(t *testing.T) {
 	w := newPolicyWorker(t, nil)
 	atDefault := pgConfig("pg")
@@ -24,8 +23,6 @@ func TestConnectKeysNotImplementedAreRefused(t *testing.T) {
 	}
 
 	refused := map[string]string{
-		"errors.retry.timeout":         "-1",
-		"errors.retry.delay.max.ms":    "1000",
 		"connector.plugin.version":     "[3.0,4.0)",
 		"key.converter.plugin.version": "7.9.0",
 	}
@@ -43,8 +40,30 @@ func TestConnectKeysNotImplementedAreRefused(t *testing.T) {
 		t.Errorf("errors %v, want exactly the %d refused keys", got, len(refused))
 	}
 	err := w.CheckConnectorConfig("pg", cfg, slog.New(slog.DiscardHandler))
-	if err == nil || !strings.Contains(err.Error(), "errors.retry.timeout") || !strings.Contains(err.Error(), "(the default is 0)") {
-		t.Errorf("the start-up check: got %v, want errors.retry.timeout refused with its default", err)
+	if err == nil || !strings.Contains(err.Error(), "key.converter.plugin.version") || !strings.Contains(err.Error(), "(the default is "+pluginVersion()+")") {
+		t.Errorf("the start-up check: got %v, want key.converter.plugin.version refused with its default", err)
+	}
+}
+
+// errors.retry.* change nothing in cdcd (its converters and transforms raise nothing Connect would retry):
+// accepted, with one INFO line each at creation saying why.
+func TestConnectRetryKeysAreAcceptedWithANote(t *testing.T) {
+	var logs strings.Builder
+	w := newTestStandalone(t, map[string]string{"bootstrap.servers": "127.0.0.1:1",
+		"key.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+		"offset.storage.file.filename": t.TempDir() + "/offsets"}, slog.New(slog.NewTextHandler(&logs, nil)))
+	cfg := pgConfig("pg")
+	cfg["errors.retry.timeout"], cfg["errors.retry.delay.max.ms"] = "-1", "1000"
+	if got := errorsByKey(t, w, cfg); len(got) != 0 {
+		t.Fatalf("errors %v, want none", got)
+	}
+	if _, _, err := w.PutConnectorConfig("pg", cfg, false, "stopped"); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"errors.retry.timeout=-1", "errors.retry.delay.max.ms=1000"} {
+		if n := strings.Count(logs.String(), `level=INFO msg="`+key+" changes nothing in cdcd"); n != 1 {
+			t.Errorf("%s: %d INFO lines, want 1:\n%s", key, n, logs.String())
+		}
 	}
 }
 

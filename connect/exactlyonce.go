@@ -41,9 +41,8 @@ func (w *Worker) exactlyOnce(name string, props map[string]string, log *slog.Log
 	eos := &taskExactlyOnce{
 		transactionalID: w.taskTransactionalID(name, 0),
 		interval:        w.flushInterval,
-		// A poll-bounded transaction holds at most what one Debezium poll returns: max.batch.size, whose
-		// other values the connectors refuse.
-		maxRecords:    2048,
+		// A poll-bounded transaction holds at most what one Debezium poll returns: max.batch.size.
+		maxRecords:    maxBatchSize(props),
 		commitTimeout: time.Minute,
 	}
 	switch boundary {

@@ -138,7 +138,7 @@ func TestHerderRefusesInvalidConfig(t *testing.T) {
 
 	// A value Debezium accepts but cdcd cannot honour is refused too, on its key.
 	cfg = pgConfig("pg")
-	cfg["plugin.name"] = "decoderbufs"
+	cfg["snapshot.isolation.mode"] = "read_committed"
 	infos, err := w.ValidateConnectorConfig("PostgresConnector", cfg)
 	if err != nil || infos.ErrorCount != 1 {
 		t.Fatalf("validate: %d errors, %v", infos.ErrorCount, err)

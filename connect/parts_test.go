@@ -52,6 +52,10 @@ type unchecked struct{ source.Connector }
 
 func (u unchecked) KeyFamilies() []string { return u.Connector.(keyFamilies).KeyFamilies() }
 
+func (u unchecked) MapLegacyKeys(given map[string]string) (map[string]string, []string, error) {
+	return u.Connector.(legacyNames).MapLegacyKeys(given)
+}
+
 func (u unchecked) AccountedKeys() []configdef.Key {
 	return u.Connector.(accountedKeys).AccountedKeys()
 }

@@ -305,7 +305,7 @@ func (c *task) attempt(ctx context.Context) (err error) {
 	if err := c.w.checkOverrides(c.props); err != nil {
 		return err
 	}
-	reader, err := src.OpenReader(stored, source.Env{Log: c.log, Logs: connectorLogs{LogOpener: c.w.logs, props: c.props}, Signals: c.w.signals,
+	reader, err := src.OpenReader(stored, source.Env{Log: c.log, Logs: connectorLogs{LogOpener: c.w.logs, props: c.w.currentNames(c.props)}, Signals: c.w.signals,
 		Waiting: c.waiting})
 	if err != nil {
 		return fmt.Errorf("stored offset of connector %q: %w", c.name, err)
@@ -345,7 +345,7 @@ func (c *task) attempt(ctx context.Context) (err error) {
 
 	c.setRunning()
 	p := &pipeline.Pipeline{
-		Reader:        gatedReader{Reader: reader, gate: c.gate, read: &c.read, reading: c.reading},
+		Reader:        gatedReader{Reader: reader, gate: c.gate, read: &c.read, reading: c.reading, maxBatch: maxBatchSize(c.props)},
 		Name:          c.name,
 		Transforms:    chain,
 		Errors:        errorHandling,
@@ -450,6 +450,9 @@ type gatedReader struct {
 	read *lastPosition // where the end of each batch passed on is recorded
 	// reading, when not nil, is called once, when the first batch is passed on.
 	reading func()
+	// maxBatch bounds the events of each batch passed on (max.batch.size); a larger one is split
+	// (splitBatch). 0: no bound.
+	maxBatch int
 }
 
 func (r gatedReader) Run(ctx context.Context, out chan<- source.Batch) error {
@@ -479,10 +482,12 @@ func (r gatedReader) Run(ctx context.Context, out chan<- source.Batch) error {
 				r.reading()
 				r.reading = nil
 			}
-			select {
-			case out <- b:
-			case <-ctx.Done():
-				return r.result(<-done)
+			for _, part := range splitBatch(b, r.maxBatch) {
+				select {
+				case out <- part:
+				case <-ctx.Done():
+					return r.result(<-done)
+				}
 			}
 		}
 	}

@@ -259,16 +259,39 @@ var connectorKeyPrefixes = []string{"producer.override.", "consumer.override.", 
 type keyFamilies interface{ KeyFamilies() []string }
 
 // warnUnknownKeys logs each connector key neither Connect nor the connector defines, with the closest known
-// key, as Connect's validation reports them; the key is otherwise ignored, as Connect ignores it.
+// key, as Connect's validation reports them; the key is otherwise ignored, as Connect ignores it. Connect's
+// keys that change nothing in cdcd get one INFO line each saying why (connectKeyNotes).
 func (w *Worker) warnUnknownKeys(name string, cfg map[string]string) {
 	prefixes := connectorKeyPrefixes
 	if f, ok := w.plugins.find(cfg["connector.class"]).(keyFamilies); ok {
 		prefixes = append(slices.Clip(prefixes), f.KeyFamilies()...)
 	}
-	res := configdef.Validate(w.keysOf(cfg), cfg, prefixes...)
+	current := w.currentNames(cfg)
+	res := configdef.Validate(w.keysOf(current), current, prefixes...)
 	for _, u := range res.Unknown {
 		w.log.Warn("unknown connector property ignored", "connector", name, "key", u.Name, "did_you_mean", u.Suggestion)
 	}
+	for _, note := range connectKeyNotes(cfg) {
+		w.log.Info(note, "connector", name)
+	}
+}
+
+// legacyNames is a connector that reads old Debezium names (database.server.name, *.whitelist,
+// database.history.*…) as today's; the mapping is its parse's, which also warns of each.
+type legacyNames interface {
+	MapLegacyKeys(given map[string]string) (mapped map[string]string, warnings []string, err error)
+}
+
+// currentNames is cfg with its connector's old Debezium names mapped to today's, as the connector's parse
+// reads it, for what the runtime reads of a connector config besides the parse (unknown keys, the schema
+// history's clients). A refused old name is left out: validation reports it on the key.
+func (w *Worker) currentNames(cfg map[string]string) map[string]string {
+	l, ok := w.plugins.find(cfg["connector.class"]).(legacyNames)
+	if !ok {
+		return cfg
+	}
+	mapped, _, _ := l.MapLegacyKeys(cfg)
+	return mapped
 }
 
 // accountedKeys is what a connector says of the keys its parse reads beyond its ConfigKeys: Debezium's

@@ -22,7 +22,7 @@ func TestBadConnectorConfigStopsStartup(t *testing.T) {
 	writeProperties(t, workerPath, workerProps(brokers, filepath.Join(dir, "offsets.dat")))
 	conn := pgConnector(t, dsn, "bad", "bad", "")
 	bad := map[string]string{
-		"plugin.name":              "decoderbufs",
+		"plugin.name":              "test_decoding",
 		"database.port":            "fivefourfour",
 		"slot.name":                "Not-Valid",
 		"offset.mismatch.strategy": "whatever",

@@ -69,6 +69,12 @@ var transformTypes = map[string]func(settings, *slog.Logger) (transformation, er
 	"org.apache.kafka.connect.transforms.ValueToKey":               newValueToKey,
 }
 
+// renamedTransformTypes are transform classes Debezium renamed, by their old name: a config naming one
+// gets today's class, with a warning saying what to write.
+var renamedTransformTypes = map[string]string{
+	"io.debezium.transforms.UnwrapFromEnvelope": "io.debezium.transforms.ExtractNewRecordState", // Debezium 0.x/1.x
+}
+
 // predicateTypes are the predicate classes cdcd runs.
 var predicateTypes = map[string]func(settings) (predicate, error){
 	"org.apache.kafka.connect.transforms.predicates.TopicNameMatches":  newTopicNameMatches,
@@ -115,6 +121,10 @@ func New(props map[string]string, log *slog.Logger) (*Chain, error) {
 			return nil, err
 		}
 		st := stage{alias: alias, class: s.str(typeKey, "")}
+		if current, ok := renamedTransformTypes[st.class]; ok {
+			log.Warn(st.class+" is the Debezium 1.x name of "+current+": write "+s.key(typeKey)+"="+current+" instead", "transform", alias)
+			st.class = current
+		}
 		if st.transform, err = build(s, log.With("transform", alias)); err != nil {
 			return nil, err
 		}
@@ -204,6 +214,9 @@ func lookupType[T any](s settings, types map[string]T) (T, error) {
 	class, err := s.required(typeKey)
 	if err != nil {
 		return zero, err
+	}
+	if current, ok := renamedTransformTypes[class]; ok {
+		class = current
 	}
 	build, ok := types[class]
 	if !ok {

@@ -7,6 +7,7 @@ package mysql
 import (
 	"crypto/tls"
 	"log/slog"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -45,6 +46,9 @@ type Config struct {
 	// database.socketTimeout (ms; 0: none) and database.tcpKeepAlive (true).
 	QueryConnectTimeout, SocketTimeout time.Duration
 	TCPKeepAlive                       bool
+	// DriverTimeZone is the driver's time zone option (database.connectionTimeZone…), checked against the
+	// server's at connection; nil when unset.
+	DriverTimeZone *DriverTimeZone
 	// SSLMode and TLS are database.ssl.*, for the query and the binlog connections alike: TLS is nil when
 	// SSLMode is SSLDisabled, and holds the keystore's certificate and the verification of the mode
 	// otherwise.
@@ -153,15 +157,21 @@ var systemDatabases = []string{"mysql", "sys", "information_schema", "performanc
 // ParseConfig reads a connector config for class (MySQLConnectorClass or MariaDBConnectorClass). Every
 // refused value is reported (errors.Join of *ConfigError and props.NotImplementedError).
 func ParseConfig(name string, flavor types.Flavor, settings map[string]string, log *slog.Logger) (*Config, error) {
-	c, _, err := parseConfig(name, flavor, settings)
+	c, _, err := parseConfig(name, flavor, settings, log)
 	return c, err
 }
 
-// parseConfig is ParseConfig, with the parser that read the keys.
-func parseConfig(name string, flavor types.Flavor, settings map[string]string) (*Config, *props.Parser, error) {
+// parseConfig is ParseConfig, with the parser that read the keys (nil when legacy keys were refused).
+func parseConfig(name string, flavor types.Flavor, given map[string]string, log *slog.Logger) (*Config, *props.Parser, error) {
+	settings, legacyWarnings, err := MapLegacyKeys(flavor, given)
+	if err != nil {
+		return nil, nil, err
+	}
+	props.LogOnce(name, slog.LevelWarn, legacyWarnings, log)
 	p := props.NewParser(settings)
 	p.Add(keysFor(flavor, settings).Refusals(settings)...)
-	props.ReadRuntimeKeys(p) // errors.max.retries, connection.validation.timeout.ms: the runtime honours them
+	// errors.max.retries, connection.validation.timeout.ms, max.batch.size…: the runtime honours them
+	props.LogOnce(name, slog.LevelInfo, props.ReadRuntimeKeys(p), log)
 	c := &Config{Name: name, Flavor: flavor}
 	c.Host = p.Str("database.hostname", "")
 	c.Port = p.Integer("database.port", 3306, 1, 65535)
@@ -169,9 +179,7 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 	c.Password = configdef.Password(p.Str("database.password", ""))
 	c.ServerID = uint32(p.Integer("database.server.id", 0, 1, 1<<32-1))
 	c.ConnectTimeout = p.Millis("connect.timeout.ms", 30000)
-	c.QueryConnectTimeout = p.Millis("database.connectTimeout", int(c.ConnectTimeout/time.Millisecond))
-	c.SocketTimeout = p.Millis("database.socketTimeout", 0)
-	c.TCPKeepAlive = p.Boolean("database.tcpKeepAlive", true)
+	props.LogOnce(name, slog.LevelInfo, parseDriverOptions(p, c), log)
 	parseTLS(p, c)
 	c.TopicPrefix = p.Str("topic.prefix", "")
 	c.HistoryTopic = p.Str("schema.history.internal.kafka.topic", "")
@@ -186,6 +194,9 @@ func parseConfig(name string, flavor types.Flavor, settings map[string]string) (
 			c.HistoryBrokers = append(c.HistoryBrokers, b)
 		}
 	}
+	p.Integer("schema.history.internal.kafka.recovery.poll.interval.ms", 100, 0, math.MaxInt32)
+	p.Integer("schema.history.internal.kafka.recovery.attempts", 100, 1, math.MaxInt32)
+	props.LogOnce(name, slog.LevelInfo, historyNotes.Notes(p), log)
 	c.SkipUnparseableDDL = p.Boolean("schema.history.internal.skip.unparseable.ddl", false)
 	c.StoreOnlyCapturedDatabases = p.Boolean("schema.history.internal.store.only.captured.databases.ddl", false)
 	c.StoreOnlyCapturedTables = p.Boolean("schema.history.internal.store.only.captured.tables.ddl", false)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cdcd/cdcd/schema/configdef"
 	"github.com/cdcd/cdcd/source/mysql/types"
+	"github.com/cdcd/cdcd/source/props"
 )
 
 // ConfigKeys returns the settings of the flavor's connector (MySqlConnector or MariaDbConnector) with
@@ -77,16 +78,17 @@ var requiredKeys = []string{"topic.prefix", "database.hostname", "database.user"
 
 // ValidateConfig reports, per key of ConfigKeys, Debezium's "A value is required" for a missing required key,
 // and cdcd's refusal of each key it does not implement (Keys); other value errors come from ParseConfig.
-func ValidateConfig(flavor types.Flavor, props map[string]string) configdef.Result {
-	var res configdef.Result
+func ValidateConfig(flavor types.Flavor, given map[string]string) configdef.Result {
+	settings, _, legacyErr := MapLegacyKeys(flavor, given)
+	res := configdef.Result{Values: props.LegacyErrorValues(legacyErr)}
 	for _, k := range ConfigKeys(flavor) {
-		raw, set := props[k.Name]
+		raw, set := settings[k.Name]
 		v := configdef.Value{Name: k.Name, Set: set}
 		if slices.Contains(requiredKeys, k.Name) && strings.TrimSpace(raw) == "" {
 			v.Errors = []string{"The '" + k.Name + "' value is invalid: A value is required"}
 		}
 		res.Values = append(res.Values, v)
 	}
-	res.AddErrors(keysFor(flavor, props).Refusals(props))
+	res.AddErrors(keysFor(flavor, settings).Refusals(settings))
 	return res
 }

@@ -35,6 +35,12 @@ func (c Connector) Validate(props map[string]string) configdef.Result {
 	return ValidateConfig(c.Flavor, props)
 }
 
+// MapLegacyKeys maps old Debezium names (database.server.name, *.whitelist, database.history.*…) to
+// today's, as ParseConfig reads them.
+func (c Connector) MapLegacyKeys(given map[string]string) (map[string]string, []string, error) {
+	return MapLegacyKeys(c.Flavor, given)
+}
+
 // KeyFamilies are the prefixes under which ParseConfig honours or refuses every key (see Keys).
 func (Connector) KeyFamilies() []string { return keyFamilies }
 

@@ -40,13 +40,15 @@ var keyFamilies = append(slices.Clone(props.CommonFamilies), "schema.history.int
 
 // jdbcOptions are the Connector/J and MariaDB Connector/J options (database.<option>, both drivers' names
 // and units) cdcd maps to go-mysql's query connections; any other database.<option> not declared by the
-// connector is refused by name. Each is read in ParseConfig.
-var jdbcOptions = []string{"database.connectTimeout", "database.socketTimeout", "database.tcpKeepAlive"}
+// connector is refused by name, unless noEffectOptions accepts it with a note. Each is read in ParseConfig
+// (parseDriverOptions).
+var jdbcOptions = []string{"database.connectTimeout", "database.socketTimeout", "database.tcpKeepAlive",
+	"database.connectionTimeZone", "database.serverTimezone", "database.timezone", "database.zeroDateTimeBehavior"}
 
 // honouredUndeclared claims the keys under keyFamilies that ParseConfig reads, or leaves to the runtime,
 // without ConfigKeys declaring them one by one.
 func honouredUndeclared(key string) bool {
-	return slices.Contains(jdbcOptions, key) || columns.IsOptionKey(key) || key == "signal.file" || signal.IsKafkaKey(key) || strings.HasPrefix(key, "schema.history.internal.producer.") ||
+	return slices.Contains(jdbcOptions, key) || noEffectOptions.Claims(key) || columns.IsOptionKey(key) || key == "signal.file" || signal.IsKafkaKey(key) || historyNotes[key] != "" || strings.HasPrefix(key, "schema.history.internal.producer.") ||
 		strings.HasPrefix(key, "schema.history.internal.consumer.") || strings.HasPrefix(key, props.SelectOverridesKey+".")
 }
 
@@ -60,7 +62,6 @@ var refusedKeys = append(slices.DeleteFunc(slices.Clone(props.CommonRefused), fu
 	"incremental.snapshot.allow.schema.changes", "ddl.parser.type", "schema.history.internal",
 	"binlog.buffer.size",
 	"event.deserialization.failure.handling.mode", "inconsistent.schema.handling.mode", "gtid.ignore.on.recovery",
-	"schema.history.internal.kafka.recovery.poll.interval.ms", "schema.history.internal.kafka.recovery.attempts",
 	"schema.history.internal.kafka.query.timeout.ms", "schema.history.internal.kafka.create.timeout.ms",
 	"schema.history.internal.kafka.buffer.batch.size", "schema.history.internal.prefer.ddl",
 	"internal.schema.history.internal.ddl.filter", "topic.heartbeat.name",

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"log/slog"
 	"maps"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func keysConnector(flavor types.Flavor) keytest.Connector {
 		Base: map[string]string{"database.hostname": "db", "database.user": "u", "database.server.id": "1",
 			"topic.prefix": "p", "schema.history.internal.kafka.topic": "h", "schema.history.internal.kafka.bootstrap.servers": "k:9092"},
 		Parse: func(cfg map[string]string) (*props.Parser, error) {
-			_, p, err := parseConfig("keys", flavor, cfg)
+			_, p, err := parseConfig("keys", flavor, cfg, slog.New(slog.DiscardHandler))
 			return p, err
 		},
 		Validate: func(cfg map[string]string) configdef.Result { return ValidateConfig(flavor, cfg) },
@@ -43,12 +44,14 @@ func TestRefusedKeys(t *testing.T) {
 }
 
 // TestKeyFamilies: a key under one of Debezium's families is honoured when cdcd maps it (the JDBC options,
-// the history clients' settings the log opener reads) and refused by name otherwise.
+// the history clients' settings the log opener reads, the 1.x history names), accepted with a note when it
+// changes nothing in cdcd, and refused by name otherwise.
 func TestKeyFamilies(t *testing.T) {
 	keytest.Families(t, keysConnector(types.MariaDB), []keytest.FamilyCase{
 		{Set: map[string]string{"database.connectTimeout": "5000", "database.socketTimeout": "30000", "database.tcpKeepAlive": "false"}, Refused: nil},
-		{Set: map[string]string{"database.useCursorFetch": "true"}, Refused: []string{"database.useCursorFetch"}},
-		{Set: map[string]string{"database.history.kafka.topic": "h"}, Refused: []string{"database.history.kafka.topic"}},
+		{Set: map[string]string{"database.useCursorFetch": "true", "database.allowPublicKeyRetrieval": "true"}, Refused: nil}, // no effect: noted
+		{Set: map[string]string{"database.sessionVariables": "sql_mode=ANSI"}, Refused: []string{"database.sessionVariables"}},
+		{Set: map[string]string{"database.history.kafka.topic": "h"}, Refused: nil}, // mapped to schema.history.internal.kafka.topic
 		{Set: map[string]string{"schema.history.internal.file.filename": "/h"}, Refused: []string{"schema.history.internal.file.filename"}},
 		{Set: map[string]string{"schema.history.internal.producer.acks": "all"}, Refused: nil},
 		{Set: map[string]string{"notification.sink.topic.name": "n", "signal.file": "/s"}, Refused: nil},

@@ -434,6 +434,9 @@ func (r *Reader) checkServer(conn *client.Conn) error {
 	if err := r.cfg.refuse(facts); err != nil {
 		return fatal(err)
 	}
+	if err := r.cfg.checkDriverTimeZone(conn); err != nil {
+		return fatal(err)
+	}
 	return nil
 }
 

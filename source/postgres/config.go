@@ -35,12 +35,12 @@ type Config struct {
 	// the driver as libpq reads them, on the query and the replication connection alike.
 	SSLRootCert, SSLCert, SSLKey string
 	SSLPassword                  configdef.Password
-	// The pgjdbc options cdcd maps (see conn.go): database.tcpKeepAlive, database.connectTimeout and
-	// database.socketTimeout (seconds, as pgjdbc reads them; 0: none), database.ApplicationName ("" keeps
-	// cdcd-<name>).
+	// The pgjdbc options cdcd maps (see conn.go, driveroptions.go): database.tcpKeepAlive,
+	// database.connectTimeout (or loginTimeout) and database.socketTimeout (seconds, as pgjdbc reads them;
+	// 0: none), database.ApplicationName ("" keeps cdcd-<name>), database.options (the startup packet's).
 	TCPKeepAlive                  bool
 	ConnectTimeout, SocketTimeout time.Duration
-	ApplicationName               string
+	ApplicationName, Options      string
 
 	TopicPrefix     string
 	SlotName        string
@@ -55,6 +55,9 @@ type Config struct {
 	ManualFlush       bool
 	XminFetchInterval time.Duration
 	PublishViaRoot    bool // publish.via.partition.root: partitions' changes come as their root's (partition.go)
+	// ReplicaIdentities are replica.identity.autoset.values: the replica identity each captured table is
+	// given at start (replicaidentity.go).
+	ReplicaIdentities []replicaIdentityRule
 	StatusInterval    time.Duration
 	HeartbeatInterval time.Duration
 	HeartbeatQuery    string
@@ -116,12 +119,13 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	if err != nil {
 		return nil, nil, err
 	}
-	logLegacyWarnings(name, legacyWarnings, log)
+	props.LogOnce(name, slog.LevelWarn, legacyWarnings, log)
 	p := props.NewParser(settings)
 	// MapLegacyKeys translated the deprecated flush.lsn.source into lsn.flush.mode, which is read below.
 	p.Honour("flush.lsn.source")
 	p.Add(Keys().Refusals(settings)...)
-	props.ReadRuntimeKeys(p) // errors.max.retries, connection.validation.timeout.ms: the runtime honours them
+	// errors.max.retries, connection.validation.timeout.ms, max.batch.size…: the runtime honours them
+	props.LogOnce(name, slog.LevelInfo, props.ReadRuntimeKeys(p), log)
 	c := &Config{Name: name}
 	c.Host = p.Str("database.hostname", "")
 	c.Port = p.Integer("database.port", 5432, 1, 65535)
@@ -146,13 +150,7 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	if (c.SSLCert == "") != (c.SSLKey == "") {
 		p.Fail("database.sslcert", c.SSLCert, "a client certificate needs its key: set database.sslcert and database.sslkey together")
 	}
-	c.TCPKeepAlive = p.Boolean("database.tcpKeepAlive", true)
-	c.ConnectTimeout = time.Duration(p.Integer("database.connectTimeout", 0, 0, 1<<31-1)) * time.Second
-	c.SocketTimeout = time.Duration(p.Integer("database.socketTimeout", 0, 0, 1<<31-1)) * time.Second
-	c.ApplicationName = p.Str("database.ApplicationName", "")
-	if f, _ := p.Raw("database.sslfactory"); f != "" {
-		p.Fail("database.sslfactory", f, "cdcd does not load JDBC socket factories; remove it and choose the verification with database.sslmode (require encrypts without verifying the server)")
-	}
+	props.LogOnce(name, slog.LevelInfo, parseDriverOptions(p, c), log)
 	c.TopicPrefix = p.Str("topic.prefix", "")
 	for _, k := range []string{"database.hostname", "database.user", "database.dbname", "topic.prefix"} {
 		if strings.TrimSpace(settings[k]) == "" {
@@ -164,10 +162,8 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	case !set:
 		log.Info("plugin.name is not set: cdcd uses pgoutput (Debezium's default, decoderbufs, needs a server extension); write plugin.name=pgoutput to silence this")
 	case strings.EqualFold(plugin, "pgoutput"):
-	case strings.EqualFold(plugin, "decoderbufs"):
-		p.Fail("plugin.name", plugin, "cdcd reads the built-in pgoutput plugin only; decoderbufs needs a server extension. Write plugin.name=pgoutput (the events are the same)")
 	default:
-		p.Fail("plugin.name", plugin, "the supported value is pgoutput")
+		p.Fail("plugin.name", plugin, "cdcd decodes with pgoutput (decoderbufs and wal2json are read as pgoutput); write plugin.name=pgoutput")
 	}
 	c.SlotName = p.Str("slot.name", "debezium")
 	if !regexp.MustCompile(`^[a-z0-9_]{1,63}$`).MatchString(c.SlotName) {
@@ -176,6 +172,7 @@ func parseConfig(name string, given map[string]string, log *slog.Logger) (*Confi
 	c.PublicationName = p.Str("publication.name", "dbz_publication")
 	c.PublicationMode = p.OneOf("publication.autocreate.mode", "all_tables", "all_tables", "filtered", "disabled", "no_tables")
 	c.PublishViaRoot = p.Boolean("publish.via.partition.root", false)
+	c.ReplicaIdentities = parseReplicaIdentities(p)
 	c.SlotDropOnStop = p.Boolean("slot.drop.on.stop", false)
 	c.SlotFailover = p.Boolean("slot.failover", false)
 	c.StatusInterval = p.Millis("status.update.interval.ms", 10000)

@@ -56,7 +56,7 @@ func TestParseConfigReportsEveryBadValue(t *testing.T) {
 		"hstore.handling.mode":        "list",
 		"interval.handling.mode":      "iso",
 		"money.fraction.digits":       "101",
-		"plugin.name":                 "wal2json",
+		"plugin.name":                 "test_decoding",
 		"table.include.list":          "public.a",
 		"table.exclude.list":          "public.b", // both lists: refused under the exclude key
 		"column.include.list":         "public.a.x",
@@ -112,19 +112,21 @@ func TestParseConfigNamesMissingRequiredKeys(t *testing.T) {
 	}
 }
 
-// TestParseConfigRefusesDecoderbufsWithAdvice: Debezium configs often name decoderbufs; cdcd must say what
-// to write instead, and that the events stay the same.
-func TestParseConfigRefusesDecoderbufsWithAdvice(t *testing.T) {
-	props := validProps()
-	props["plugin.name"] = "decoderbufs"
-	_, err := postgres.ParseConfig("c", props, slog.New(slog.DiscardHandler))
-	ce, ok := configErrors(t, err)["plugin.name"]
-	if !ok {
-		t.Fatalf("plugin.name=decoderbufs was accepted: %v", err)
-	}
-	for _, want := range []string{"decoderbufs", "plugin.name=pgoutput"} {
-		if !strings.Contains(ce.Error(), want) {
-			t.Errorf("message %q lacks %q", ce.Error(), want)
+// TestParseConfigReadsOtherPluginsAsPgoutput: Debezium configs often name decoderbufs (Debezium's default)
+// or wal2json (removed in Debezium 2.0, whose migration path is pgoutput); cdcd reads them as pgoutput and
+// says what to write, and what pgoutput needs.
+func TestParseConfigReadsOtherPluginsAsPgoutput(t *testing.T) {
+	for _, plugin := range []string{"decoderbufs", "wal2json", "wal2json_rds_streaming"} {
+		props := validProps()
+		props["plugin.name"] = plugin
+		var logs bytes.Buffer
+		if _, err := postgres.ParseConfig("plugin-"+plugin, props, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+			t.Fatalf("plugin.name=%s: %v", plugin, err)
+		}
+		for _, want := range []string{"plugin.name=" + plugin, "publication", "Write plugin.name=pgoutput instead"} {
+			if !strings.Contains(logs.String(), want) {
+				t.Errorf("plugin.name=%s: the warning lacks %q:\n%s", plugin, want, logs.String())
+			}
 		}
 	}
 }
@@ -189,7 +191,7 @@ func TestTLSSettingsReachTheConnection(t *testing.T) {
 		}
 	}
 
-	for key, value := range map[string]string{"database.sslcert": "/etc/client.pem", "database.sslfactory": "org.postgresql.ssl.NonValidatingFactory"} {
+	for key, value := range map[string]string{"database.sslcert": "/etc/client.pem", "database.sslfactory": "org.postgresql.ssl.DefaultJavaSSLFactory"} {
 		bad := validProps()
 		bad[key] = value
 		_, err := postgres.ParseConfig("c", bad, slog.New(slog.DiscardHandler))

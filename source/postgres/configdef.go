@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cdcd/cdcd/schema/configdef"
+	"github.com/cdcd/cdcd/source/props"
 )
 
 // ConfigKeys returns the PostgreSQL connector's settings as Debezium 3.6.1's PostgresConnectorConfig defines
@@ -32,19 +33,19 @@ var exclusiveLists = map[string]string{
 // ValidateConfig checks props as Debezium's connector validation does and returns one value per key of
 // ConfigKeys. Like Debezium, it reports no values, only error messages ("The 'x' value is invalid: …").
 // To those it adds cdcd's refusal of each key it does not implement (Keys), on that key.
-func ValidateConfig(props map[string]string) configdef.Result {
-	props, _, legacyErr := MapLegacyKeys(props)
+func ValidateConfig(given map[string]string) configdef.Result {
+	settings, _, legacyErr := MapLegacyKeys(given)
 	keys := ConfigKeys()
-	res := configdef.Result{Values: legacyErrorValues(legacyErr)}
+	res := configdef.Result{Values: props.LegacyErrorValues(legacyErr)}
 	for _, k := range keys {
-		raw, set := props[k.Name]
+		raw, set := settings[k.Name]
 		v := configdef.Value{Name: k.Name, Set: set}
-		if msg := debeziumCheck(k, raw, set, props); msg != "" {
+		if msg := debeziumCheck(k, raw, set, settings); msg != "" {
 			v.Errors = []string{"The '" + k.Name + "' value is invalid: " + msg}
 		}
 		res.Values = append(res.Values, v)
 	}
-	res.AddErrors(Keys().Refusals(props))
+	res.AddErrors(Keys().Refusals(settings))
 	return res
 }
 

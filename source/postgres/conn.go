@@ -134,6 +134,9 @@ func (c *Config) connectParams() map[string]string {
 	if c.ConnectTimeout > 0 {
 		out["connect_timeout"] = strconv.Itoa(int(c.ConnectTimeout / time.Second))
 	}
+	if c.Options != "" {
+		out["options"] = c.Options
+	}
 	return out
 }
 

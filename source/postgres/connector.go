@@ -24,6 +24,12 @@ func (Connector) ConfigKeys() []configdef.Key { return ConfigKeys() }
 
 func (Connector) Validate(props map[string]string) configdef.Result { return ValidateConfig(props) }
 
+// MapLegacyKeys maps old Debezium names (database.server.name, *.whitelist, database.history.*…) to
+// today's, as ParseConfig reads them.
+func (Connector) MapLegacyKeys(given map[string]string) (map[string]string, []string, error) {
+	return MapLegacyKeys(given)
+}
+
 // KeyFamilies are the prefixes under which ParseConfig honours or refuses every key (see Keys).
 func (Connector) KeyFamilies() []string { return keyFamilies }
 

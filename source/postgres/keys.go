@@ -30,15 +30,16 @@ func Keys() props.Keys {
 // of them as unknown.
 var keyFamilies = props.CommonFamilies
 
-// jdbcOptions are the pgjdbc connection options (database.<option>) cdcd maps to the driver it uses; any
-// other database.<option> not declared by the connector is refused by name. database.tcpKeepAlive is a
-// declared key. Each is read in ParseConfig.
-var jdbcOptions = []string{"database.connectTimeout", "database.socketTimeout", "database.ApplicationName"}
+// jdbcOptions are the pgjdbc connection options (database.<option>) cdcd maps to the driver it uses (see
+// parseDriverOptions); noEffectOptions are accepted with a note; any other database.<option> not declared
+// by the connector is refused by name. database.tcpKeepAlive is a declared key. Each is read in ParseConfig.
+var jdbcOptions = []string{"database.connectTimeout", "database.loginTimeout", "database.socketTimeout",
+	"database.ApplicationName", "database.applicationName", "database.options", "database.sslfactory"}
 
 // honouredUndeclared claims the keys under keyFamilies that ParseConfig reads without ConfigKeys declaring
 // them one by one.
 func honouredUndeclared(key string) bool {
-	return slices.Contains(jdbcOptions, key) || columns.IsOptionKey(key) || key == "signal.file" || signal.IsKafkaKey(key) ||
+	return slices.Contains(jdbcOptions, key) || noEffectOptions.Claims(key) || columns.IsOptionKey(key) || key == "signal.file" || signal.IsKafkaKey(key) ||
 		strings.HasPrefix(key, props.SelectOverridesKey+".")
 }
 
@@ -46,7 +47,7 @@ func honouredUndeclared(key string) bool {
 // ConfigKeys) and is refused otherwise, so a config that relies on one fails at validation instead of
 // running with a behaviour its author did not choose.
 var refusedKeys = append(slices.Clone(props.CommonRefused),
-	"replica.identity.autoset.values", "lsn.flush.timeout.ms",
+	"lsn.flush.timeout.ms",
 	"lsn.flush.timeout.action", "snapshot.locking.mode",
 	"schema.refresh.mode", "include.unknown.datatypes",
 )

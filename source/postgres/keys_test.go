@@ -31,12 +31,14 @@ func TestKeysAccounted(t *testing.T) { keytest.Accounted(t, keysConnector()) }
 // TestRefusedKeys: a refused key away from its default is refused, naming it; at its default it passes.
 func TestRefusedKeys(t *testing.T) { keytest.Refused(t, keysConnector()) }
 
-// TestKeyFamilies: a key under one of Debezium's families is honoured when cdcd maps it (the JDBC options)
-// and refused by name otherwise; a converter's own settings are refused with it.
+// TestKeyFamilies: a key under one of Debezium's families is honoured when cdcd maps it (the JDBC options),
+// accepted with a note when it changes nothing in cdcd, and refused by name otherwise; a converter's own
+// settings are refused with it.
 func TestKeyFamilies(t *testing.T) {
 	keytest.Families(t, keysConnector(), []keytest.FamilyCase{
 		{Set: map[string]string{"database.connectTimeout": "5", "database.socketTimeout": "30", "database.ApplicationName": "app", "database.tcpKeepAlive": "false"}, Refused: nil},
-		{Set: map[string]string{"database.loginTimeout": "5"}, Refused: []string{"database.loginTimeout"}},
+		{Set: map[string]string{"database.loginTimeout": "5", "database.options": "-c search_path=s", "database.stringtype": "unspecified"}, Refused: nil}, // mapped or noted
+		{Set: map[string]string{"database.preferQueryMode": "simple"}, Refused: []string{"database.preferQueryMode"}},
 		{Set: map[string]string{"driver.connectTimeout": "5"}, Refused: []string{"driver.connectTimeout"}},
 		{Set: map[string]string{"signal.kafka.topic": "s", "signal.kafka.groupId": "g", "signal.consumer.security.protocol": "SSL"}, Refused: nil},
 		{Set: map[string]string{"signal.kafka.other": "s", "signal.consumer.fetch.max.bytes": "1"}, Refused: []string{"signal.kafka.other", "signal.consumer.fetch.max.bytes"}},

@@ -53,10 +53,10 @@ func TestMapLegacyKeys(t *testing.T) {
 			warnings: []string{"write unavailable.value.placeholder=__toast"},
 		},
 		{
-			name:     "database.history keys move under schema.history.internal",
-			in:       map[string]string{"database.history.kafka.topic": "h", "database.history.kafka.bootstrap.servers": "k:9092"},
-			want:     map[string]string{"schema.history.internal.kafka.topic": "h", "schema.history.internal.kafka.bootstrap.servers": "k:9092"},
-			warnings: []string{"write schema.history.internal.kafka.bootstrap.servers=k:9092 instead (the PostgreSQL connector keeps no schema history", "write schema.history.internal.kafka.topic=h"},
+			name:     "1.x schema history keys have no PostgreSQL meaning and are dropped with advice",
+			in:       map[string]string{"database.history.kafka.topic": "h", "database.history.producer.security.protocol": "SSL"},
+			want:     map[string]string{},
+			warnings: []string{"database.history.kafka.topic is a Debezium 1.x schema history key, and has no effect: the PostgreSQL connector keeps no schema history", "database.history.producer.security.protocol is a Debezium"},
 		},
 		{
 			name:     "an old name set alongside the same new value is only redundant",
@@ -65,10 +65,10 @@ func TestMapLegacyKeys(t *testing.T) {
 			warnings: []string{"also set to the same value; delete database.server.name"},
 		},
 		{
-			name:    "an old name contradicting the new one is refused",
-			in:      map[string]string{"database.server.name": "old", "topic.prefix": "new"},
-			want:    map[string]string{"topic.prefix": "new"},
-			refused: []string{"database.server.name"},
+			name:     "next to a new name, an old one with another value gives way, as Debezium 2 ignores it",
+			in:       map[string]string{"database.server.name": "old", "topic.prefix": "new"},
+			want:     map[string]string{"topic.prefix": "new"},
+			warnings: []string{"topic.prefix decides (Debezium 2.0 and later no longer read database.server.name); delete database.server.name"},
 		},
 		{
 			name:     "snapshot.mode=never is no_data",

@@ -148,6 +148,11 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	}
 	r.statusEvery = statusInterval(r.cfg.StatusInterval, r.server.senderTimeout)
 	r.warnSlotSurvival(ctx, sqlConn)
+	if !r.server.standby {
+		if err := setReplicaIdentities(ctx, sqlConn, r.cfg, r.log); err != nil {
+			return err
+		}
+	}
 	if err := ensurePublication(ctx, sqlConn, r.server.standby, r.cfg, r.log, func() { r.record("publication", r.cfg.PublicationName) }); err != nil {
 		return err
 	}

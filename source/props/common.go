@@ -15,15 +15,13 @@ import (
 // their default.
 var CommonRefused = []string{
 	"database.query.timeout.ms", "database.initial.statements",
-	"max.batch.size", "max.queue.size", "poll.interval.ms", "max.queue.size.in.bytes",
 	"snapshot.delay.ms", "streaming.delay.ms", "snapshot.max.threads.multiplier",
 	"legacy.snapshot.max.threads", "internal.legacy.snapshot.max.threads", "snapshot.mode.custom.name",
 	"snapshot.mode.configuration.based.snapshot.data", "snapshot.mode.configuration.based.snapshot.schema",
 	"snapshot.mode.configuration.based.start.stream",
 	"snapshot.mode.configuration.based.snapshot.on.schema.error",
 	"snapshot.mode.configuration.based.snapshot.on.data.error", "retriable.restart.connector.wait.ms",
-	"query.fetch.size",
-	"internal.log.position.check.enable", "internal.advanced.metrics.enable",
+	"internal.log.position.check.enable",
 	"executor.shutdown.timeout.ms", "openlineage.integration.enabled", "openlineage.integration.config.file.path",
 	"openlineage.integration.job.namespace", "openlineage.integration.job.description",
 	"openlineage.integration.job.tags", "openlineage.integration.job.owners",
