@@ -295,3 +295,48 @@ func TestOwnOffsetsNotReopenedAfterClose(t *testing.T) {
 		t.Errorf("opening after close: %v, want cluster.ErrClosed", err)
 	}
 }
+
+// closableOffsets is an own offsets topic that records whether it was closed.
+type closableOffsets struct {
+	offsetStore
+	closed bool
+}
+
+func (c *closableOffsets) Close() { c.closed = true }
+
+// TestUnusedOwnOffsetsTopicsAreClosed: a worker keeps a reader open per own offsets topic that a connector's
+// config or a task running here names, and closes the others (a topic of a deleted connector, or one a
+// connector no longer names), so that creating and deleting connectors grows nothing; a topic named through
+// a config provider keeps every reader open, since its name cannot be told.
+func TestUnusedOwnOffsetsTopicsAreClosed(t *testing.T) {
+	stores := map[string]*closableOffsets{}
+	d := &Distributed{ownOffsets: map[string]ownOffsetStore{}, running: map[string]*connector{
+		"running": {name: "running", config: map[string]string{offsetsTopicKey: "task-topic"}},
+	}}
+	for _, topic := range []string{"configured", "task-topic", "deleted-connector", "renamed-away"} {
+		stores[topic] = &closableOffsets{}
+		d.ownOffsets[topic] = stores[topic]
+	}
+	snap := cluster.ConfigSnapshot{Connectors: map[string]map[string]string{
+		"a":       {offsetsTopicKey: "configured"},
+		"b":       {offsetsTopicKey: "now-this-one"},
+		"running": {},
+	}}
+	d.closeUnusedOwnOffsets(snap)
+	for topic, open := range map[string]bool{"configured": true, "task-topic": true, "deleted-connector": false, "renamed-away": false} {
+		if stores[topic].closed == open {
+			t.Errorf("%s: closed=%v, want %v", topic, stores[topic].closed, !open)
+		}
+		if _, kept := d.ownOffsets[topic]; kept != open {
+			t.Errorf("%s: still listed=%v, want %v", topic, kept, open)
+		}
+	}
+
+	stores["configured"].closed = false
+	snap.Connectors["c"] = map[string]string{offsetsTopicKey: "${env:TOPIC}"}
+	delete(snap.Connectors, "a")
+	d.closeUnusedOwnOffsets(snap)
+	if stores["configured"].closed {
+		t.Error("a topic was closed while a connector names its topic through a provider")
+	}
+}

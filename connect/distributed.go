@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +69,7 @@ type Distributed struct {
 
 	// ownOffsets are the connectors' own offsets topics opened so far, by name (see openOwnOffsets).
 	ownOffsetsMu     sync.Mutex
-	ownOffsets       map[string]*cluster.OffsetStore
+	ownOffsets       map[string]ownOffsetStore
 	ownOffsetsClosed bool // set by closeOwnOffsets: none is opened after it
 
 	// taskWrites serialises the leader's commit records with its zombie fencing rounds (fencingRound).
@@ -201,9 +202,15 @@ func (d *Distributed) Run(ctx context.Context) error {
 	return err
 }
 
+// ownOffsetStore is a connector's own offsets topic, open and tailed (*cluster.OffsetStore).
+type ownOffsetStore interface {
+	offsetStore
+	Close()
+}
+
 // openOwnOffsets opens a connector's own offsets topic (creating it when missing) the first time a task or
-// a REST request needs it, and keeps it open, tailed, until the worker stops: connectors naming the same
-// topic share it, and a task's restart does not read it from its beginning again.
+// a REST request needs it, and keeps it open, tailed, while a connector names it (closeUnusedOwnOffsets):
+// connectors naming the same topic share it, and a task's restart does not read it from its beginning again.
 func (d *Distributed) openOwnOffsets(ctx context.Context, topic string) (offsetStore, error) {
 	d.ownOffsetsMu.Lock()
 	defer d.ownOffsetsMu.Unlock()
@@ -222,10 +229,38 @@ func (d *Distributed) openOwnOffsets(ctx context.Context, topic string) (offsetS
 		return nil, err
 	}
 	if d.ownOffsets == nil {
-		d.ownOffsets = map[string]*cluster.OffsetStore{}
+		d.ownOffsets = map[string]ownOffsetStore{}
 	}
 	d.ownOffsets[topic] = s
 	return s, nil
+}
+
+// closeUnusedOwnOffsets closes the own offsets topics that neither a configured connector nor a task running
+// here names any more, so that a worker holds one reader per topic in use, not one per topic ever named (a
+// REST client creating and deleting connectors would otherwise grow the readers without bound). A topic
+// named through a config provider cannot be told from its placeholder: while one is, every topic stays open.
+// Callers hold d.mu, after the tasks that stop were stopped (reconcileLocked).
+func (d *Distributed) closeUnusedOwnOffsets(snap cluster.ConfigSnapshot) {
+	named := map[string]bool{}
+	for _, cfg := range snap.Connectors {
+		if topic, set := cfg[offsetsTopicKey]; set {
+			if strings.Contains(topic, "${") {
+				return
+			}
+			named[topic] = true
+		}
+	}
+	for _, c := range d.running {
+		named[c.config[offsetsTopicKey]] = true
+	}
+	d.ownOffsetsMu.Lock()
+	defer d.ownOffsetsMu.Unlock()
+	for topic, s := range d.ownOffsets {
+		if !named[topic] {
+			s.Close()
+			delete(d.ownOffsets, topic)
+		}
+	}
 }
 
 // closeOwnOffsets closes the connectors' own offsets topics, once no task runs.
@@ -408,6 +443,7 @@ func (d *Distributed) reconcileLocked(snap cluster.ConfigSnapshot) {
 		d.running[it.Connector] = c
 		d.w.startTask(c)
 	}
+	d.closeUnusedOwnOffsets(snap)
 	d.reconcileConnectorsLocked(snap)
 }
 
