@@ -359,14 +359,16 @@ func (b builder) timeType(precision int, inArray bool) valueType {
 }
 
 // timetzType follows DateTimeFormat.timeWithTimeZone and ZonedTime: the time shifted to UTC (wrapping
-// around midnight) in ISO_OFFSET_TIME. Inside arrays pgjdbc's java.sql.Time ends up as whole seconds
+// around midnight, 24:00:00 included) in ISO_OFFSET_TIME. Inside arrays pgjdbc's java.sql.Time ends up as whole seconds
 // (PostgresValueConverter.resolveArrayValue goes through Time.toLocalTime).
 func (b builder) timetzType(inArray bool) valueType {
 	decode := func(s string) (any, error) {
 		nanos, rest, err := parseClock(s)
-		if err != nil || nanos >= nanosPerDay {
+		if err != nil || nanos > nanosPerDay {
 			return nil, fmt.Errorf("invalid timetz %q", truncate(s))
 		}
+		// PostgreSQL's end of day, 24:00:00, is the next midnight, as java.time's parser resolves it.
+		nanos %= nanosPerDay
 		off, err := parseOffset(rest)
 		if err != nil {
 			return nil, err
