@@ -366,11 +366,6 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 			if arrange != nil {
 				values = arrange(values)
 			}
-			row, err := t.row(textTuple(values), nil, snapshotted)
-			if err != nil {
-				rr.Close()
-				return err
-			}
 			var key []string
 			if chunked {
 				key = make([]string, len(keyIdx))
@@ -380,6 +375,16 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) e
 				lastKey = key
 			}
 			n++
+			row, err := t.row(textTuple(values), nil, snapshotted)
+			if err != nil {
+				// The row's own failure: the next chunk still starts after its key.
+				position := fmt.Sprintf("LSN %s, row %d of the table's snapshot", s.streamAt, rows+1)
+				if err := snapshot.UnconvertibleRow(s.r.cfg.EventFailureMode, s.r.log, id, info.PrimaryKey, position, err); err != nil {
+					rr.Close()
+					return err
+				}
+				continue
+			}
 			rows++
 			count := rows
 			if held != nil {
