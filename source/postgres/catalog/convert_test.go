@@ -190,6 +190,35 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+// Debezium reads a snapshot's date, and every date array element, through JDBC as a java.sql.Date: ±infinity
+// are then pgjdbc's sentinel instants' truncated epoch days (captured from Debezium 3.6.1's own
+// conversion in a UTC JVM), not the streamed LocalDate stand-ins. Other dates keep the day PostgreSQL holds,
+// including BC dates and 1582-10-05…14, which java.sql.Date gets wrong.
+func TestDatesReadThroughJDBC(t *testing.T) {
+	date, err := NewConverter(builtin(pgtype.DateOID, -1), DefaultModes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]int32{"infinity": -622191234, "-infinity": -625821272, "1582-10-10": -141432, "0044-03-15 BC": -735160} {
+		if v, err := date.DecodeSnapshot([]byte(in)); err != nil || v != want {
+			t.Errorf("snapshot date %s: %v, %v; want %d", in, v, err, want)
+		}
+	}
+	if v, err := date.Decode([]byte("infinity")); err != nil || v != int32(-2147472692) {
+		t.Errorf("streamed date infinity: %v, %v; want the LocalDate stand-in", v, err)
+	}
+	array, err := NewConverter(builtin(pgtype.DateArrayOID, -1), DefaultModes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{int32(-622191234), int32(-625821272), int32(18262), nil}
+	for _, decode := range []func([]byte) (any, error){array.Decode, array.DecodeSnapshot} {
+		if v, err := decode([]byte("{infinity,-infinity,2020-01-01,NULL}")); err != nil || !equalValue(v, want) {
+			t.Errorf("date[]: %#v, %v; want %#v", v, err, want)
+		}
+	}
+}
+
 // A name column is a string in the schema; Debezium writes a streamed value as null (its replication value
 // resolver has no case for name) and a snapshot value, read through JDBC, as its text. Every other type
 // decodes the same either way.
