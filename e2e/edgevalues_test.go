@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -116,4 +117,36 @@ func recordValues(recs []capture.Record) string {
 		b.WriteByte('\n')
 	}
 	return tail(b.String(), 3000)
+}
+
+// TestPostgresEdgeDates: ±infinity, a date in the Julian–Gregorian gap and a BC date, as a date and in a
+// date[], in snapshot rows and streamed rows. Debezium 3.6.1 (its Date.toEpochDay over pgjdbc 42.7.11 in a
+// UTC JVM, as its snapshot and its arrays read dates) writes ±infinity as -622191234 / -625821272 in a
+// snapshot and in arrays, and as -2147472692 / -2147472691 in a streamed date. Through JDBC it also writes
+// 1582-10-10 as 1582-10-20 (-141422) and 0044-03-15 BC as AD (-703383); cdcd writes the days PostgreSQL
+// holds (-141432, -735160), as Debezium's stream does (README, differences from Debezium).
+func TestPostgresEdgeDates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	b := newSnapshotBed(t, ctx, "initial", nil)
+	b.exec("CREATE TABLE dd (id int PRIMARY KEY, d date, da date[])")
+	const rows = "(%d, 'infinity', '{infinity}'), (%d, '-infinity', '{-infinity}'), (%d, '1582-10-10', '{1582-10-10}'), (%d, '0044-03-15 BC', '{0044-03-15 BC}')"
+	b.exec(fmt.Sprintf("INSERT INTO dd VALUES "+rows, 1, 2, 3, 4))
+	p := b.start()
+	b.fence(p)
+	b.exec(fmt.Sprintf("INSERT INTO dd VALUES "+rows, 11, 12, 13, 14))
+	b.fence(p)
+	p.stop()
+	want := map[string]string{
+		"1": `{"id":1,"d":-622191234,"da":[-622191234]}`, "2": `{"id":2,"d":-625821272,"da":[-625821272]}`,
+		"3": `{"id":3,"d":-141432,"da":[-141432]}`, "4": `{"id":4,"d":-735160,"da":[-735160]}`,
+		"11": `{"id":11,"d":-2147472692,"da":[-622191234]}`, "12": `{"id":12,"d":-2147472691,"da":[-625821272]}`,
+		"13": `{"id":13,"d":-141432,"da":[-141432]}`, "14": `{"id":14,"d":-735160,"da":[-735160]}`,
+	}
+	state := replayTable(b.events(), "dd")
+	for id, w := range want {
+		if g := orMissing(state, `{"id":`+id+`}`); g != w {
+			t.Errorf("row %s: %s, want %s", id, g, w)
+		}
+	}
 }
