@@ -164,6 +164,9 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 	if err != nil {
 		return nil, fmt.Errorf("listing the tables to snapshot: %w", err)
 	}
+	for _, t := range tables {
+		r.enums.Pin(t)
+	}
 	slices.SortFunc(tables, func(a, b *catalog.Table) int {
 		return strings.Compare(a.Schema+"."+a.Name, b.Schema+"."+b.Name)
 	})
