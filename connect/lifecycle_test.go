@@ -26,6 +26,7 @@ import (
 //	read   sends one batch ending @ 0/10, then waits for the end
 //	fail   fails at once with a retriable error
 //	fatal  fails at once with a fatal error
+//	readfail  sends the read batch, then fails with a retriable error (the same each time)
 //
 // and whose connection check does what "test.check" says: "" passes, "refuse" fails naming
 // db.example:5432, "hang" blocks until its context ends.
@@ -77,6 +78,9 @@ func (r scriptedReader) Run(ctx context.Context, out chan<- source.Batch) error 
 	case out <- source.Batch{Events: []source.Event{{Topic: "t"}}, Offset: []source.OffsetField{{Name: "lsn", Value: int64(16)}}, Position: testPosition("0/10")}:
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+	if r.mode == "readfail" {
+		return errScripted
 	}
 	<-ctx.Done()
 	return ctx.Err()
@@ -278,6 +282,22 @@ func TestRetryingTaskShowsItAndFailsAfterTheBudget(t *testing.T) {
 	}
 	if st := waitTask(t, w, "bad", func(st TaskStatus) bool { return st.State == Failed }); !strings.Contains(st.Trace, "errors.max.retries") {
 		t.Fatalf("bad errors.max.retries: %q", st.Trace)
+	}
+}
+
+// TestTaskFailingTheSameWayTwiceStopsRetrying: a task whose attempts read from the database and then fail
+// with the same error, the durable offset left where the previous attempt left it (a snapshot that fails on
+// the same row after writing its schema changes again), is FAILED after the second such attempt, saying
+// why, instead of restarting every second for good; a task that reads nothing (a database that is down)
+// keeps retrying.
+func TestTaskFailingTheSameWayTwiceStopsRetrying(t *testing.T) {
+	w := newScriptedWorker(t, nil, panickingSink{})
+	if _, _, err := w.PutConnectorConfig("same", scriptedConfig("same", "readfail"), false, ""); err != nil {
+		t.Fatal(err)
+	}
+	st := waitTask(t, w, "same", func(st TaskStatus) bool { return st.State == Failed })
+	if !strings.Contains(st.Trace, "stopped retrying: the task failed twice in a row with the same error") || !strings.Contains(st.Trace, errScripted.Error()) {
+		t.Fatalf("trace %q, want one saying why retrying stopped, with the error", st.Trace)
 	}
 }
 

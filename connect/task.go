@@ -56,6 +56,9 @@ type task struct {
 	done   chan struct{} // closed when run returned
 	// read is the end of the last batch the reader handed on, for the trace of a panic.
 	read lastPosition
+	// recorded is the connector's durable offset as the last attempt left it (run's and attempt's only,
+	// on run's goroutine): an attempt that leaves it unchanged made no progress.
+	recorded string
 	// abandoned is set when the task did not stop within task.shutdown.graceful.timeout.ms: from then on
 	// it records no offset and reports no state (a new task may already run in its place).
 	abandoned atomic.Bool
@@ -184,8 +187,12 @@ const retryPrefix = "retrying: "
 // a task that Debezium restarts, but its trace reads "retrying: …" with the last error and the next
 // attempt, until an attempt runs again. FAILED with the error as trace after a fatal error, or once
 // errors.max.retries consecutive retries failed (Debezium's key: -1, the default, retries forever; 0
-// fails at the first error). An attempt that read a batch, or ran for longer than the longest backoff,
-// resets the count: the database was reachable again.
+// fails at the first error). An attempt that moved the durable offset, or ran for longer than the longest
+// backoff, resets the count and the backoff: reading again what the last attempt read (a snapshot's
+// schema changes) is no progress. An attempt that read from the database, failed with the error the
+// previous attempt failed with, its reader's, and left the durable offset where that one left it, fails the
+// task: a retry would do the same again (a database that is down is read from by neither, and a Kafka
+// outage is the sink's error: both are retried).
 func (c *task) run(ctx context.Context) {
 	defer close(c.done)
 	maxRetries, err := maxRetries(c.props)
@@ -197,8 +204,9 @@ func (c *task) run(ctx context.Context) {
 	const maxBackoff = time.Minute
 	backoff := time.Second
 	retries := 0
+	lastFailure := "" // the previous attempt's error, when it read from the database
 	for {
-		before, started := c.read.count(), time.Now()
+		before, started, recorded := c.read.count(), time.Now(), c.recorded
 		err := c.secrets.error(c.attempt(ctx))
 		if ctx.Err() != nil {
 			c.setState(Stopped, nil)
@@ -209,7 +217,20 @@ func (c *task) run(ctx context.Context) {
 			c.setState(Failed, err)
 			return
 		}
-		if c.read.count() != before || time.Since(started) > maxBackoff {
+		progressed := c.recorded != recorded
+		var fromReader *pipeline.ReaderError
+		sameAgain := c.read.count() != before && errors.As(err, &fromReader)
+		if sameAgain && !progressed && err.Error() == lastFailure {
+			err = fmt.Errorf("stopped retrying: the task failed twice in a row with the same error at the same recorded offset, so a retry would fail again; fix the cause and restart the task: %w", err)
+			c.log.Error("connector failed; fix the cause and restart it", "error", err)
+			c.setState(Failed, err)
+			return
+		}
+		lastFailure = ""
+		if sameAgain {
+			lastFailure = err.Error()
+		}
+		if progressed || time.Since(started) > maxBackoff {
 			retries, backoff = 0, time.Second
 		}
 		if maxRetries >= 0 && retries >= maxRetries {
@@ -286,6 +307,10 @@ func (c *task) attempt(ctx context.Context) (err error) {
 	if err := store.ReadToEnd(ctx); err != nil {
 		return err
 	}
+	defer func() {
+		raw, _ := store.Get(key)
+		c.recorded = string(raw)
+	}()
 	own, _ := store.(*connectorOffsets)
 	if _, ok := store.Get(key); !ok && own != nil {
 		if _, ok := own.secondary.Get(key); ok {

@@ -147,7 +147,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		if err := p.Reader.Run(ctx, batches); err != nil && !errors.Is(err, context.Canceled) {
-			cancel(fmt.Errorf("reader: %w", err))
+			cancel(&ReaderError{Err: err})
 		}
 	}()
 	if p.Transactions != nil {
@@ -662,3 +662,10 @@ func (t *transaction) commitAt(offset []source.OffsetField, pos source.Position)
 	t.tr.committed(pos)
 	return nil
 }
+
+// ReaderError is a failure of the pipeline's reader (the database side), as opposed to the sink's or a
+// transform's: the task tells a reader that fails the same way on every attempt from a Kafka outage.
+type ReaderError struct{ Err error }
+
+func (e *ReaderError) Error() string { return "reader: " + e.Err.Error() }
+func (e *ReaderError) Unwrap() error { return e.Err }

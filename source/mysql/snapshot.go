@@ -608,7 +608,7 @@ func (s *rowsRun) table(ctx context.Context, conn *client.Conn, job tableJob) er
 		return err
 	}
 	readTime := r.now().Truncate(time.Second)
-	query := fmt.Sprintf("SELECT * FROM %s.%s", quoteIdent(id.Database), quoteIdent(id.Table))
+	query := fmt.Sprintf("SELECT %s FROM %s.%s", selectList(ts.table), quoteIdent(id.Database), quoteIdent(id.Table))
 	if cond, ok := s.kind.conditions[job.name]; ok {
 		// A blocking snapshot's additional condition came with a signal: it runs as sqlfilter prints it,
 		// bounded as an incremental snapshot's queries are.
@@ -641,12 +641,6 @@ func (s *rowsRun) table(ctx context.Context, conn *client.Conn, job tableJob) er
 			if arrange != nil {
 				values = arrange(values)
 			}
-			if held != nil {
-				if err := s.hand.Add(ctx, *held); err != nil {
-					return err
-				}
-			}
-			rows++
 			raw := make([]any, len(values))
 			for i := range values {
 				raw[i] = values[i]
@@ -655,8 +649,15 @@ func (s *rowsRun) table(ctx context.Context, conn *client.Conn, job tableJob) er
 				return r.cfg.Modes.FromSnapshot(col, v.(gomysql.FieldValue))
 			})
 			if err != nil {
-				return err
+				position := fmt.Sprintf("binlog %s:%d, row %d of the table's snapshot", s.kind.at.file, s.kind.at.pos, rows+1)
+				return snapshot.UnconvertibleRow(r.cfg.EventFailureMode, r.log, job.name, ts.table.PrimaryKey, position, err)
 			}
+			if held != nil {
+				if err := s.hand.Add(ctx, *held); err != nil {
+					return err
+				}
+			}
+			rows++
 			heldFirst = rows == 1
 			block := s.kind.at
 			block.ts, block.db, block.table = readTime, id.Database, id.Table
@@ -700,6 +701,16 @@ func overrideColumns(fields []*gomysql.Field, table *tables.Table, listedAs stri
 		return nil, source.Fatal(err)
 	}
 	return arrange, nil
+}
+
+// selectList names every column of the table, in its order: SELECT * would leave out MariaDB's INVISIBLE
+// columns, which the table's schema (and Debezium's snapshot SELECT, which names its columns) holds.
+func selectList(t *tables.Table) string {
+	names := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		names[i] = quoteIdent(c.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

@@ -349,15 +349,16 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 }
 
 // unprocessable applies event.processing.failure.handling.mode to a row change that cannot be turned into
-// an event (a value cdcd cannot convert), as Debezium's EventDispatcher does: fail (the default) returns
-// the error with the change's binlog position; warn logs the table and position and skips the row; skip
+// an event (a value cdcd cannot convert), as Debezium's EventDispatcher does: fail (the default) stops the
+// task (a fatal error) with the change's binlog position; warn logs the table and position and skips the row; skip
 // (and its old name ignore) skips it with a debug line. The event's other rows go out.
 func (st *stream) unprocessable(pos int64, id tables.ID, row int64, err error) error {
 	if props.SkipUnprocessable(st.r.cfg.EventFailureMode, st.r.log,
 		"table", id.Database+"."+id.Table, "file", st.file, "pos", pos, "row", row, "gtid", st.txGTID, "error", err) {
 		return nil
 	}
-	return st.errorf(pos, "row %d of %s.%s (event.processing.failure.handling.mode=warn or skip would skip it): %w", row, id.Database, id.Table, err)
+	// Fatal: a restart would read the same row and fail the same way.
+	return source.Fatal(st.errorf(pos, "row %d of %s.%s (event.processing.failure.handling.mode=warn or skip would skip it): %w", row, id.Database, id.Table, err))
 }
 
 // eventTime is the source time of the current event: MySQL's original commit time where the server

@@ -216,6 +216,9 @@ func TestEventProcessingFailureHandlingMode(t *testing.T) {
 			if failed == nil || !strings.Contains(failed.Error(), "mariadb-bin.000002:200") || !strings.Contains(failed.Error(), "event.processing.failure.handling.mode") {
 				t.Errorf("fail: got %v, want the row's position and the key", failed)
 			}
+			if !source.IsFatal(failed) {
+				t.Errorf("fail: %v is retriable, but a restart would fail on the same row", failed)
+			}
 			continue
 		}
 		if failed != nil {

@@ -68,6 +68,9 @@ func TestEventProcessingFailureHandlingMode(t *testing.T) {
 	if err == nil || ctx.Err() != nil {
 		t.Fatalf("the reader did not fail on its own: %v; log:\n%s", err, logs.String())
 	}
+	if !source.IsFatal(err) {
+		t.Errorf("the failure %q is retriable: a restart would fail on the same change", err)
+	}
 	for _, want := range []string{"public.ts", "LSN", "event.processing.failure.handling.mode"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the failure %q does not name %s", err, want)

@@ -162,6 +162,7 @@ func (db incDB) chunkTable(ctx context.Context, c incremental.Collection) (*chun
 	if err != nil {
 		return nil, err
 	}
+	db.st.tables.enums.Pin(info)
 	t, err := newTable(db.st.cfg, info, catalogColumns(info), db.st.tables.headers, db.st.log)
 	if err != nil {
 		return nil, err

@@ -27,6 +27,7 @@ import (
 	"github.com/cdcd/cdcd/source"
 	"github.com/cdcd/cdcd/source/metrics"
 	"github.com/cdcd/cdcd/source/notify"
+	"github.com/cdcd/cdcd/source/postgres/catalog"
 	"github.com/cdcd/cdcd/source/signal"
 )
 
@@ -41,6 +42,9 @@ type Reader struct {
 
 	// headers are Debezium's context headers: this run's identity on every data record.
 	headers []source.Header
+
+	// enums pins each enum type's labels to the list first read in this run, as Debezium's type registry.
+	enums *catalog.EnumLabels
 
 	// server is the server's version and settings, read by Run before anything else.
 	server serverInfo
@@ -101,7 +105,7 @@ func (r *Reader) record(kind, name string) {
 func NewReader(cfg *Config, start *Offset, log *slog.Logger) *Reader {
 	metrics.Identify(cfg.Name, "postgres", cfg.TopicPrefix) // debezium.postgres:…,server=<topic.prefix>
 	r := &Reader{cfg: cfg, start: start, log: log, headers: source.ContextHeaders(cfg.TopicPrefix, "postgresql"),
-		signals: signal.NewQueue(cfg.Name, cfg.Signals)}
+		signals: signal.NewQueue(cfg.Name, cfg.Signals), enums: catalog.NewEnumLabels()}
 	if start != nil {
 		r.released.Store(uint64(start.ResumeLSN()))
 	}
@@ -147,6 +151,9 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 		return err
 	}
 	r.statusEvery = statusInterval(r.cfg.StatusInterval, r.server.senderTimeout)
+	if err := r.enums.Prime(ctx, sqlConn); err != nil {
+		return err
+	}
 	r.warnSlotSurvival(ctx, sqlConn)
 	if !r.server.standby {
 		if err := setReplicaIdentities(ctx, sqlConn, r.cfg, r.log); err != nil {
@@ -217,6 +224,7 @@ func (r *Reader) Run(ctx context.Context, out chan<- source.Batch) error {
 	}
 
 	st := newStreamState(r.cfg, sqlConn, r.start, r.headers, r.log)
+	st.tables.enums = r.enums
 	st.blocking = blocking
 	if r.cfg.Signals.File {
 		go r.signals.PollFile(ctx, r.cfg.Signals.FilePath, r.cfg.Signals.PollInterval, r.log)

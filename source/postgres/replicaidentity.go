@@ -76,7 +76,7 @@ func setReplicaIdentities(ctx context.Context, conn *pgx.Conn, cfg *Config, log 
 	if _, err := queryTables(ctx, conn, cfg.Filter.IncludeTable, func(s, t string) string {
 		tables = append(tables, table{s + "." + t, quotedName(s, t)})
 		return ""
-	}); err != nil {
+	}, false); err != nil {
 		return err
 	}
 	for _, t := range tables {

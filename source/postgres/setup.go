@@ -91,7 +91,7 @@ func checkServer(ctx context.Context, conn *pgx.Conn, cfg *Config) (serverInfo, 
 // checkSnapshotPrivileges refuses a snapshot of tables the user may not read, before anything (a slot) is
 // created: the snapshot would fail half way.
 func checkSnapshotPrivileges(ctx context.Context, conn *pgx.Conn, cfg *Config, include func(schema, table string) bool) error {
-	tables, err := queryTables(ctx, conn, include, quotedName)
+	tables, err := queryTables(ctx, conn, include, quotedName, false)
 	if err != nil || len(tables) == 0 {
 		return err
 	}
@@ -220,26 +220,30 @@ func identityError(blocked []string) error {
 
 // userTables lists every ordinary and partitioned table outside the system schemas, as quoted identifiers.
 func userTables(ctx context.Context, conn *pgx.Conn) ([]string, error) {
-	return queryTables(ctx, conn, func(string, string) bool { return true }, quotedName)
+	return queryTables(ctx, conn, func(string, string) bool { return true }, quotedName, false)
 }
 
-// capturedTables lists the tables the filters select, as quoted identifiers.
+// capturedTables lists the tables the filters select, as quoted identifiers, for a filtered publication:
+// partitions included, as Debezium's list (its JDBC table listing) includes them. A partition named in
+// table.include.list without its root is published under its own name; left out, its changes were lost.
 func capturedTables(ctx context.Context, conn *pgx.Conn, cfg *Config) ([]string, error) {
-	return queryTables(ctx, conn, cfg.Filter.IncludeTable, quotedName)
+	return queryTables(ctx, conn, cfg.Filter.IncludeTable, quotedName, true)
 }
 
 // capturedTableIDs lists the tables the filters select as Debezium names them in signals and offsets:
 // schema.table, unquoted.
 func capturedTableIDs(ctx context.Context, conn *pgx.Conn, cfg *Config) ([]string, error) {
-	return queryTables(ctx, conn, cfg.Filter.IncludeTable, func(s, t string) string { return s + "." + t })
+	return queryTables(ctx, conn, cfg.Filter.IncludeTable, func(s, t string) string { return s + "." + t }, false)
 }
 
 func quotedName(schemaName, table string) string { return pgx.Identifier{schemaName, table}.Sanitize() }
 
-func queryTables(ctx context.Context, conn *pgx.Conn, include func(schema, table string) bool, name func(schema, table string) string) ([]string, error) {
+// queryTables lists the ordinary and partitioned tables include selects, named by name; partitions only
+// with partitions (otherwise a partition's rows count as its root's).
+func queryTables(ctx context.Context, conn *pgx.Conn, include func(schema, table string) bool, name func(schema, table string) string, partitions bool) ([]string, error) {
 	rows, err := conn.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.relkind IN ('r','p') AND NOT c.relispartition AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg_toast%'
-		ORDER BY 1, 2`)
+		WHERE c.relkind IN ('r','p') AND (NOT c.relispartition OR $1) AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+		ORDER BY 1, 2`, partitions)
 	if err != nil {
 		return nil, fmt.Errorf("listing tables: %w", err)
 	}

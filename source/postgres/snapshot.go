@@ -162,6 +162,9 @@ func (r *Reader) snapshot(ctx context.Context, out chan<- source.Batch, exp *exp
 	if err != nil {
 		return nil, fmt.Errorf("listing the tables to snapshot: %w", err)
 	}
+	for _, t := range tables {
+		r.enums.Pin(t)
+	}
 	slices.SortFunc(tables, func(a, b *catalog.Table) int {
 		return strings.Compare(a.Schema+"."+a.Name, b.Schema+"."+b.Name)
 	})
@@ -402,11 +405,6 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) (
 			if arrange != nil {
 				values = arrange(values)
 			}
-			row, err := t.row(textTuple(values), nil, snapshotted)
-			if err != nil {
-				rr.Close()
-				return err
-			}
 			var key []string
 			if chunked {
 				key = make([]string, len(keyIdx))
@@ -416,6 +414,16 @@ func (s *snapshotRun) table(ctx context.Context, conn *pgx.Conn, job tableJob) (
 				lastKey = key
 			}
 			n++
+			row, err := t.row(textTuple(values), nil, snapshotted)
+			if err != nil {
+				// The row's own failure: the next chunk still starts after its key.
+				position := fmt.Sprintf("LSN %s, row %d of the table's snapshot", s.streamAt, rows+1)
+				if err := snapshot.UnconvertibleRow(s.r.cfg.EventFailureMode, s.r.log, id, info.PrimaryKey, position, err); err != nil {
+					rr.Close()
+					return err
+				}
+				continue
+			}
 			rows++
 			count := rows
 			if held != nil {

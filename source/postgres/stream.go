@@ -284,13 +284,14 @@ func (st *streamState) envelope(t *table, op string, before, after *schema.Struc
 
 // change turns an insert, update or delete into events.
 // unprocessable applies event.processing.failure.handling.mode to a change that cannot be turned into an
-// event (a value cdcd cannot convert), as Debezium's EventDispatcher does: fail (the default) returns the
-// error, naming the change's position; warn logs the change's table and position and skips it; skip (and
+// event (a value cdcd cannot convert), as Debezium's EventDispatcher does: fail (the default) stops the
+// task (a fatal error) naming the change's position; warn logs the change's table and position and skips it; skip (and
 // its old name ignore) skips it with a debug line. A skipped change is lost to Kafka for good: the
 // transaction's other changes go out, and its commit moves the position past it.
 func (st *streamState) unprocessable(lsn LSN, t *table, err error) error {
 	if !props.SkipUnprocessable(st.cfg.EventFailureMode, st.log, "table", t.schemaName+"."+t.name, "lsn", lsn.String(), "txId", st.xid, "error", err) {
-		return fmt.Errorf("processing the change at LSN %s (event.processing.failure.handling.mode=warn or skip would skip it): %w", lsn, err)
+		// Fatal: a restart would read the same change and fail the same way.
+		return source.Fatal(fmt.Errorf("processing the change at LSN %s (event.processing.failure.handling.mode=warn or skip would skip it): %w", lsn, err))
 	}
 	st.metrics.Filtered()
 	return nil

@@ -55,6 +55,8 @@ type tableCache struct {
 	headers []source.Header
 	byID    map[uint32]*table
 	msgVal  *schema.Schema
+	// enums pins enum labels to the first list read (nil: none pinned).
+	enums *catalog.EnumLabels
 }
 
 func newTableCache(cfg *Config, sql *pgx.Conn, headers []source.Header, log *slog.Logger) *tableCache {
@@ -82,6 +84,7 @@ func (c *tableCache) relation(ctx context.Context, m *pglogrepl.RelationMessage)
 	if err != nil {
 		return fmt.Errorf("reading the catalog for %s.%s: %w", m.Namespace, m.RelationName, err)
 	}
+	c.enums.Pin(info)
 	cols := make([]relColumn, len(m.Columns))
 	for i, rc := range m.Columns {
 		cols[i] = relColumn{name: rc.Name, typeOID: rc.DataType, typeMod: rc.TypeModifier}

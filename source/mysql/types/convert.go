@@ -3,6 +3,7 @@ package types
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -111,6 +112,9 @@ func (m Modes) temporalFromBinlog(c *tables.Column, k kind, v any) (any, error) 
 	default:
 		return nil, unexpected(v)
 	}
+	if k == kindTimestamp {
+		d = epochFirstSecond(d)
+	}
 	// 3.6.1's RowDeserializers read a zero TIMESTAMP (second 0) as null, like a DATE or DATETIME with
 	// a zero part; 3.5.0 (the MariaDB goldens) wrote the epoch instead.
 	if d.anyZeroPart() {
@@ -154,7 +158,7 @@ func (m Modes) fromSnapshot(c *tables.Column, k kind, v mysql.FieldValue) (any, 
 		return m.fromInteger(c, k, int64(v.AsUint64()), false)
 	case mysql.FieldValueTypeFloat:
 		if k == kindFloat32 || k == kindFloat64 {
-			return floatValue(k, v.AsFloat64(), float32(v.AsFloat64())), nil
+			return snapshotFloat(c, k, v.AsFloat64()), nil
 		}
 		return nil, unexpected(v.AsFloat64())
 	}
@@ -227,6 +231,16 @@ func (m Modes) fromInteger(c *tables.Column, k kind, x int64, fromBinlog bool) (
 		return m.intValue(k, x), nil
 	}
 	return nil, unexpected(x)
+}
+
+// snapshotFloat is floatValue for a value the snapshot read as text. A FLOAT(M,D) column has a DOUBLE
+// field but single-precision storage (FLOAT(p) with p > 24 is a DOUBLE, and has no scale): the JDBC driver reads it as a Float, which Debezium widens (9999.999
+// is written 9999.9990234375, as the binlog's float is).
+func snapshotFloat(c *tables.Column, k kind, f float64) any {
+	if k == kindFloat64 && c.HasScale && typeNameIs(strings.ToUpper(c.TypeName), floatNames...) {
+		f = float64(float32(f))
+	}
+	return floatValue(k, f, float32(f))
 }
 
 func floatValue(k kind, f64 float64, f32 float32) any {

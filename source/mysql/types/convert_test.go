@@ -3,6 +3,7 @@ package types
 import (
 	"bytes"
 	"errors"
+	"math"
 	"math/big"
 	"reflect"
 	"testing"
@@ -66,6 +67,8 @@ func TestFromBinlog(t *testing.T) {
 		{"bit(1)", DefaultModes, col("BIT", tables.JDBCBit, withLength(1)), int64(1), true},
 		{"bit(10) little-endian", DefaultModes, col("BIT", tables.JDBCBit, withLength(10)), int64(0x2aa), []byte{0xaa, 0x02}},
 		{"bit(64) high bit", DefaultModes, col("BIT", tables.JDBCBit, withLength(64)), int64(-9223372036854775807), []byte{1, 0, 0, 0, 0, 0, 0, 0x80}},
+		{"timestamp(1) inside the epoch's first second", DefaultModes, col("TIMESTAMP", tables.JDBCTimestampWithTimezone, withLength(1)), "0000-00-00 00:00:00.5", "1970-01-01T00:00:00.5Z"},
+		{"zero timestamp(1)", DefaultModes, col("TIMESTAMP", tables.JDBCTimestampWithTimezone, withLength(1)), "0000-00-00 00:00:00.0", nil},
 		{"float(30) is a double", DefaultModes, col("FLOAT", tables.JDBCFloat, withLength(30)), float32(1.5), float64(1.5)},
 		{"decimal double", withModes(func(m *Modes) { m.Decimal = DecimalDouble }), col("DECIMAL", tables.JDBCDecimal, withLength(10), func(c *tables.Column) { c.Scale, c.HasScale = 3, true }), "-12.500", -12.5},
 		{"enum index 0 is the empty member", DefaultModes, col("ENUM", tables.JDBCChar, withEnum("'a'", "'b'")), int64(0), ""},
@@ -170,6 +173,10 @@ func TestFromSnapshot(t *testing.T) {
 		{"bit(1)", col("BIT", tables.JDBCBit, withLength(1)), text("\x01"), true},
 		{"bit(12)", col("BIT", tables.JDBCBit, withLength(12)), text("\x0a\xbc"), []byte{0xbc, 0x0a}},
 		{"float keeps the server's text", col("FLOAT", tables.JDBCFloat), mysql.NewFieldValue(mysql.FieldValueTypeFloat, 0x47efffffe0000000, nil), float32(3.4028234663852886e38)},
+		{"float(7,3) widened from single precision", col("FLOAT", tables.JDBCFloat, withLength(7), func(c *tables.Column) { c.Scale, c.HasScale = 3, true }),
+			mysql.NewFieldValue(mysql.FieldValueTypeFloat, math.Float64bits(9999.999), nil), float64(9999.9990234375)},
+		{"double(7,3) kept", col("DOUBLE", tables.JDBCDouble, withLength(7), func(c *tables.Column) { c.Scale, c.HasScale = 3, true }),
+			mysql.NewFieldValue(mysql.FieldValueTypeFloat, math.Float64bits(9999.999), nil), float64(9999.999)},
 		{"bigint unsigned", col("BIGINT UNSIGNED", tables.JDBCBigint), mysql.NewFieldValue(mysql.FieldValueTypeUnsigned, 18446744073709551615, nil), int64(-1)},
 		{"uuid text", col("UUID", 1111), text("123e4567-e89b-12d3-a456-426614174000"), "123e4567-e89b-12d3-a456-426614174000"},
 		{"null in NOT NULL enum", col("ENUM", tables.JDBCChar, notNull, withEnum("'a'")), mysql.FieldValue{}, ""},

@@ -38,6 +38,16 @@ func parseCivil(s string) (civil, error) {
 	return c, nil
 }
 
+// epochFirstSecond reads a binlog TIMESTAMP that go-mysql wrote as a zero date with a fraction: the
+// stored second is 0 but the fraction is not, so it is an instant inside the epoch's first second
+// ('1970-01-01 00:00:00.5' UTC), not the zero TIMESTAMP, and Debezium writes it as that instant.
+func epochFirstSecond(d civil) civil {
+	if d == (civil{nanos: d.nanos}) && d.nanos != 0 {
+		return civil{year: 1970, month: 1, day: 1, nanos: d.nanos}
+	}
+	return d
+}
+
 // parseTriple reads "a<sep>b<sep>c" of unsigned decimal numbers.
 func parseTriple(s string, sep byte, a, b, c *int) bool {
 	first, rest, ok1 := strings.Cut(s, string(sep))

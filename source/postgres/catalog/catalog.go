@@ -99,8 +99,11 @@ type TypeInfo struct {
 	Elem *TypeInfo
 }
 
+// columnsSQL reads a table's columns. A column is NOT NULL as pgjdbc's getColumns (Debezium's source of
+// a field's optionality) says: its own constraint, or a NOT NULL domain as its direct type (not one a
+// domain it uses is based on).
 const columnsSQL = `
-SELECT c.oid, c.relreplident, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull,
+SELECT c.oid, c.relreplident, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull OR (t.typtype = 'd' AND t.typnotnull),
        t.typname, d.adbin IS NOT NULL, coalesce(pg_get_expr(d.adbin, d.adrelid), ''),
        coalesce(col_description(c.oid, a.attnum), '')
 FROM pg_class c

@@ -261,3 +261,31 @@ func BenchmarkDecodeRow(b *testing.B) {
 		}
 	}
 }
+
+// TestNotNullDomainIsRequired: a column whose type is a NOT NULL domain is a required field, as pgjdbc's
+// getColumns (and so Debezium) reports it; a domain over that domain does not carry the constraint to
+// the column in pgjdbc's report, and the field stays optional.
+func TestNotNullDomainIsRequired(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, testenv.NewPostgresDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `CREATE DOMAIN posint AS int NOT NULL CHECK (VALUE > 0);
+		CREATE DOMAIN posint2 AS posint;
+		CREATE TABLE d (id int PRIMARY KEY, a posint, b posint2, c int)`); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := catalog.Load(ctx, conn, "public", "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"id": true, "a": true, "b": false, "c": false}
+	for _, c := range tbl.Columns {
+		if c.NotNull != want[c.Name] {
+			t.Errorf("column %s: NOT NULL %v, want %v (pgjdbc's getColumns)", c.Name, c.NotNull, want[c.Name])
+		}
+	}
+}

@@ -242,7 +242,7 @@ func (b builder) valueType(ti *TypeInfo, mod int32, inArray bool) (valueType, er
 	case "bytea":
 		return b.byteaType(), nil
 	case "date":
-		return b.dateType(), nil
+		return b.dateType(inArray), nil
 	case "time":
 		return b.timeType(timePrecision(mod), inArray), nil
 	case "timetz":

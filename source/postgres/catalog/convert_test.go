@@ -129,6 +129,9 @@ func TestDecode(t *testing.T) {
 		{"time isostring 24:00", builtin(pgtype.TimeOID, -1), withModes(func(m *Modes) { m.TimePrecision = TimeIsoString }), "24:00:00", "00:00:00Z"},
 		{"timetz", builtin(pgtype.TimetzOID, -1), DefaultModes, "13:51:30.123789+02", "11:51:30.123789Z"},
 		{"timetz wraps", builtin(pgtype.TimetzOID, -1), DefaultModes, "01:00:00+05:30", "19:30:00Z"},
+		{"timetz 24:00", builtin(pgtype.TimetzOID, -1), DefaultModes, "24:00:00+00", "00:00:00Z"},
+		{"timetz 24:00 east of UTC", builtin(pgtype.TimetzOID, -1), DefaultModes, "24:00:00+02", "22:00:00Z"},
+		{"timetz[] 24:00", builtin(1270, -1), DefaultModes, `{24:00:00-01}`, []any{"01:00:00Z"}},
 		{"timetz whole second", builtin(pgtype.TimetzOID, 3), DefaultModes, "11:51:30-01", "12:51:30Z"},
 		{"timestamp", builtin(pgtype.TimestampOID, -1), DefaultModes, "2016-11-04 13:51:30.123456", int64(1478267490123456)},
 		{"timestamp negative", builtin(pgtype.TimestampOID, -1), DefaultModes, "1936-10-25 22:10:12.608", int64(-1047174587392000)},
@@ -184,6 +187,35 @@ func TestDecode(t *testing.T) {
 				t.Errorf("Decode(%q) = %#v, want %#v", tc.in, got, tc.want)
 			}
 		})
+	}
+}
+
+// Debezium reads a snapshot's date, and every date array element, through JDBC as a java.sql.Date: ±infinity
+// are then pgjdbc's sentinel instants' truncated epoch days (captured from Debezium 3.6.1's own
+// conversion in a UTC JVM), not the streamed LocalDate stand-ins. Other dates keep the day PostgreSQL holds,
+// including BC dates and 1582-10-05…14, which java.sql.Date gets wrong.
+func TestDatesReadThroughJDBC(t *testing.T) {
+	date, err := NewConverter(builtin(pgtype.DateOID, -1), DefaultModes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]int32{"infinity": -622191234, "-infinity": -625821272, "1582-10-10": -141432, "0044-03-15 BC": -735160} {
+		if v, err := date.DecodeSnapshot([]byte(in)); err != nil || v != want {
+			t.Errorf("snapshot date %s: %v, %v; want %d", in, v, err, want)
+		}
+	}
+	if v, err := date.Decode([]byte("infinity")); err != nil || v != int32(-2147472692) {
+		t.Errorf("streamed date infinity: %v, %v; want the LocalDate stand-in", v, err)
+	}
+	array, err := NewConverter(builtin(pgtype.DateArrayOID, -1), DefaultModes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{int32(-622191234), int32(-625821272), int32(18262), nil}
+	for _, decode := range []func([]byte) (any, error){array.Decode, array.DecodeSnapshot} {
+		if v, err := decode([]byte("{infinity,-infinity,2020-01-01,NULL}")); err != nil || !equalValue(v, want) {
+			t.Errorf("date[]: %#v, %v; want %#v", v, err, want)
+		}
 	}
 }
 

@@ -22,13 +22,17 @@ const (
 )
 
 // Debezium's stand-ins for ±infinity (PostgresValueConverter): timestamps use pgjdbc's
-// DATE_POSITIVE_INFINITY / DATE_NEGATIVE_INFINITY read as microseconds; dates use the LocalDates
-// "-5877611-06-21" (positive!) and "-5877611-06-22".
+// DATE_POSITIVE_INFINITY / DATE_NEGATIVE_INFINITY read as microseconds; streamed dates use the LocalDates
+// "-5877611-06-21" (positive!) and "-5877611-06-22". A date read through JDBC (a snapshot's, and every
+// array's element: PgArray) is pgjdbc's java.sql.Date of those same milliseconds, whose LocalDate's epoch
+// day Debezium truncates to an int (io.debezium.time.Date.toEpochDay in a UTC JVM).
 const (
-	positiveInfinityMicros = int64(9223372036825200000)
-	negativeInfinityMicros = int64(-9223372036832400000)
-	positiveInfinityDay    = int64(-2147472692)
-	negativeInfinityDay    = int64(-2147472691)
+	positiveInfinityMicros  = int64(9223372036825200000)
+	negativeInfinityMicros  = int64(-9223372036832400000)
+	positiveInfinityDay     = int64(-2147472692)
+	negativeInfinityDay     = int64(-2147472691)
+	positiveInfinityJDBCDay = int64(-622191234)
+	negativeInfinityJDBCDay = int64(-625821272)
 )
 
 // daysFromCivil is the epoch day of a proleptic Gregorian date (H. Hinnant's algorithm).
@@ -266,15 +270,26 @@ func abs(v int64) int64 {
 	return v
 }
 
-func (b builder) dateType() valueType {
-	decode := func(s string) (int64, error) {
-		switch s {
-		case "infinity":
-			return positiveInfinityDay, nil
-		case "-infinity":
-			return negativeInfinityDay, nil
+// dateType reads dates as proleptic Gregorian days, as Debezium's streamed dates are. Through JDBC
+// (snapshots, and array elements wherever they come from: inArray) Debezium reads a java.sql.Date, which
+// is wrong before the Gregorian reform (BC dates lose their era, 1582-10-05…14 move ten days on): cdcd
+// keeps the day PostgreSQL holds there (README, differences from Debezium), and takes only Debezium's
+// stand-ins for ±infinity from that path.
+func (b builder) dateType(inArray bool) valueType {
+	days := func(positive, negative int64) func(string) (int64, error) {
+		return func(s string) (int64, error) {
+			switch s {
+			case "infinity":
+				return positive, nil
+			case "-infinity":
+				return negative, nil
+			}
+			return parseDate(s)
 		}
-		return parseDate(s)
+	}
+	decode, jdbc := days(positiveInfinityDay, negativeInfinityDay), days(positiveInfinityJDBCDay, negativeInfinityJDBCDay)
+	if inArray {
+		decode = jdbc
 	}
 	switch b.m.TimePrecision {
 	case TimeIsoString:
@@ -288,9 +303,9 @@ func (b builder) dateType() valueType {
 		}
 		return valueType{schema: schema.IsoDate(), decode: iso, fallback: "1970-01-01Z"}
 	case TimeConnect:
-		return valueType{schema: schema.ConnectDate(), decode: epochDayDecoder(decode), fallback: int32(0)}
+		return valueType{schema: schema.ConnectDate(), decode: epochDayDecoder(decode), snapshotDecode: epochDayDecoder(jdbc), fallback: int32(0)}
 	}
-	return valueType{schema: schema.DebeziumDate(), decode: epochDayDecoder(decode), fallback: int32(0)}
+	return valueType{schema: schema.DebeziumDate(), decode: epochDayDecoder(decode), snapshotDecode: epochDayDecoder(jdbc), fallback: int32(0)}
 }
 
 func epochDayDecoder(decode func(string) (int64, error)) decodeFunc {
@@ -359,14 +374,16 @@ func (b builder) timeType(precision int, inArray bool) valueType {
 }
 
 // timetzType follows DateTimeFormat.timeWithTimeZone and ZonedTime: the time shifted to UTC (wrapping
-// around midnight) in ISO_OFFSET_TIME. Inside arrays pgjdbc's java.sql.Time ends up as whole seconds
+// around midnight, 24:00:00 included) in ISO_OFFSET_TIME. Inside arrays pgjdbc's java.sql.Time ends up as whole seconds
 // (PostgresValueConverter.resolveArrayValue goes through Time.toLocalTime).
 func (b builder) timetzType(inArray bool) valueType {
 	decode := func(s string) (any, error) {
 		nanos, rest, err := parseClock(s)
-		if err != nil || nanos >= nanosPerDay {
+		if err != nil || nanos > nanosPerDay {
 			return nil, fmt.Errorf("invalid timetz %q", truncate(s))
 		}
+		// PostgreSQL's end of day, 24:00:00, is the next midnight, as java.time's parser resolves it.
+		nanos %= nanosPerDay
 		off, err := parseOffset(rest)
 		if err != nil {
 			return nil, err
