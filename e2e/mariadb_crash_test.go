@@ -17,14 +17,20 @@ import (
 // user, with its own server id and schema history topic.
 func mariadbConnector(t testing.TB, dsn testenv.MySQLDSN, brokers []string, name, prefix string) map[string]string {
 	t.Helper()
+	return binlogConnector(mariadbServer, dsn, brokers, name, prefix)
+}
+
+// binlogConnector is the connector config of server's kind that captures database dsn.DB as the capture
+// user, with a server id of its own.
+func binlogConnector(server binlogServer, dsn testenv.MySQLDSN, brokers []string, name, prefix string) map[string]string {
 	host, port, _ := strings.Cut(dsn.Addr, ":")
 	return map[string]string{
 		"name":                                name,
-		"connector.class":                     "io.debezium.connector.mariadb.MariaDbConnector",
+		"connector.class":                     server.connectorClass,
 		"database.hostname":                   host,
 		"database.port":                       port,
-		"database.user":                       testenv.MariaDBCaptureUser,
-		"database.password":                   testenv.MariaDBCapturePassword,
+		"database.user":                       server.user,
+		"database.password":                   server.password,
 		"database.server.id":                  fmt.Sprint(200000 + rand.IntN(1000000)),
 		"database.include.list":               dsn.DB,
 		"topic.prefix":                        prefix,

@@ -44,20 +44,29 @@ func TestMariaDBHeartbeatsAdvanceTheOffset(t *testing.T) {
 // storedBinlogPos is the stored offset's file:pos, "" when none is stored.
 func storedBinlogPos(t *testing.T, path string, key []byte) string {
 	t.Helper()
+	m := storedOffset(t, path, key)
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("%v:%v", m["file"], m["pos"])
+}
+
+// storedOffset is the offset stored under key in the offsets file at path, nil when none is stored.
+func storedOffset(t *testing.T, path string, key []byte) map[string]any {
+	t.Helper()
 	store, err := offsets.OpenFile(path)
 	if err != nil {
-		return ""
+		return nil
 	}
 	raw, ok := store.Get(key)
 	if !ok {
-		return ""
+		return nil
 	}
 	fields, err := offsets.DecodeValue(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := fields.Map()
-	return fmt.Sprintf("%v:%v", m["file"], m["pos"])
+	return fields.Map()
 }
 
 // TestMariaDBInetTypes captures MariaDB's INET4 and INET6 columns, which Debezium's MariaDB connector cannot

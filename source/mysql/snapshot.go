@@ -266,13 +266,14 @@ func (r *Reader) planProgress(captured []tables.ID, pos Offset, resumed *Offset)
 
 // currentPosition reads the binlog position and the executed GTID set.
 func (r *Reader) currentPosition(conn *client.Conn) (Offset, error) {
-	res, err := conn.Execute("SHOW MASTER STATUS")
+	stmt := BinlogStatusStatement(conn.GetServerVersion())
+	res, err := conn.Execute(stmt)
 	if err != nil {
-		return Offset{}, fmt.Errorf("reading the binlog position (SHOW MASTER STATUS; needs REPLICATION CLIENT): %w", err)
+		return Offset{}, fmt.Errorf("reading the binlog position (%s; needs REPLICATION CLIENT): %w", stmt, err)
 	}
 	defer res.Close() // recycles the buffer GetString's strings share: clone what outlives it
 	if len(res.Values) == 0 {
-		return Offset{}, fatal(fmt.Errorf("SHOW MASTER STATUS returned nothing: the server's binlog is off; start it with log_bin"))
+		return Offset{}, fatal(fmt.Errorf("%s returned nothing: the server's binlog is off; start it with log_bin", stmt))
 	}
 	file, _ := res.GetString(0, 0)
 	filePos, err := res.GetInt(0, 1)
