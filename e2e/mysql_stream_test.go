@@ -203,3 +203,28 @@ func TestMySQLTaggedGTIDs(t *testing.T) {
 		t.Errorf("after the restart the topic holds the rows %v, want [1 2 3]: a transaction was sent again", ids)
 	}
 }
+
+// TestMySQLVectorInvisibleAndGeneratedColumns: a VECTOR column is an io.debezium.data.FloatVector (as
+// Debezium 3.6's MySQL connector maps it), and INVISIBLE and generated (virtual and stored) columns are in
+// every row, in the snapshot (which "SELECT *" would read without the invisible one) and from the binlog.
+func TestMySQLVectorInvisibleAndGeneratedColumns(t *testing.T) {
+	c := newBinlogCase(t, mysqlServer)
+	c.run("CREATE TABLE v (id INT PRIMARY KEY, vec VECTOR(3), hid INT INVISIBLE, g INT AS (id * 2) VIRTUAL, gs INT AS (id * 3) STORED)")
+	c.run("INSERT INTO v (id, vec, hid) VALUES (1, STRING_TO_VECTOR('[1.5, 2, -3.25]'), 7)")
+	p := c.launchStreaming()
+	defer p.stop()
+	c.run("INSERT INTO v (id, vec, hid) VALUES (2, STRING_TO_VECTOR('[0.5, 0, 1e10]'), 8)")
+	recs := c.read(c.topic("v"), 2)
+	want := []string{
+		`"after":{"id":1,"vec":[1.5,2.0,-3.25],"hid":7,"g":2,"gs":3}`,
+		`"after":{"id":2,"vec":[0.5,0.0,1.0E10],"hid":8,"g":4,"gs":6}`,
+	}
+	for i, r := range recs {
+		if !strings.Contains(string(r.Value), want[i]) {
+			t.Errorf("record %d: want %s in\n%s", i, want[i], r.Value)
+		}
+	}
+	if !strings.Contains(string(recs[0].Value), `{"type":"array","items":{"type":"float","optional":false},"optional":true,"name":"io.debezium.data.FloatVector","version":1,"field":"vec"}`) {
+		t.Errorf("the vec field's schema is not an optional io.debezium.data.FloatVector:\n%s", recs[0].Value)
+	}
+}

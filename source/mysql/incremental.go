@@ -277,7 +277,7 @@ func (db incDB) ReadChunk(ctx context.Context, c incremental.Collection, after, 
 	}
 	modes := db.st.r.cfg.Modes
 	var rows []incremental.Row
-	err = db.query(ctx, "SELECT * FROM "+ct.from+where+" ORDER BY "+ct.keyList+" LIMIT "+strconv.Itoa(limit), func(values []gomysql.FieldValue) error {
+	err = db.query(ctx, "SELECT "+selectList(ct.ts.table)+" FROM "+ct.from+where+" ORDER BY "+ct.keyList+" LIMIT "+strconv.Itoa(limit), func(values []gomysql.FieldValue) error {
 		raw := make([]any, len(values))
 		for i := range values {
 			raw[i] = values[i]

@@ -608,7 +608,7 @@ func (s *rowsRun) table(ctx context.Context, conn *client.Conn, job tableJob) er
 		return err
 	}
 	readTime := r.now().Truncate(time.Second)
-	query := fmt.Sprintf("SELECT * FROM %s.%s", quoteIdent(id.Database), quoteIdent(id.Table))
+	query := fmt.Sprintf("SELECT %s FROM %s.%s", selectList(ts.table), quoteIdent(id.Database), quoteIdent(id.Table))
 	if cond, ok := s.kind.conditions[job.name]; ok {
 		query += " WHERE " + cond
 	}
@@ -698,6 +698,16 @@ func overrideColumns(fields []*gomysql.Field, table *tables.Table, listedAs stri
 		return nil, source.Fatal(err)
 	}
 	return arrange, nil
+}
+
+// selectList names every column of t, in t's order, for a SELECT that reads whole rows: "*" leaves out
+// MySQL's INVISIBLE columns, which the binlog and the schema history hold (Debezium names the columns too).
+func selectList(t *tables.Table) string {
+	names := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		names[i] = quoteIdent(c.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
