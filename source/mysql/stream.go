@@ -332,14 +332,18 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 	var op byte
 	step := 1
 	switch typ {
-	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2:
+	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2,
+		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1:
 		op = 'c'
-	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2:
+	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2,
+		replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1,
+		replication.PARTIAL_UPDATE_ROWS_EVENT: // its after images made whole at decoding (partialjson.go)
 		op, step = 'u', 2
-	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2:
+	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2,
+		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
 		op = 'd'
 	default:
-		return nil // partial-JSON updates and others cdcd refuses at the server check
+		return st.errorf(pos, "a rows event of type %s, which cdcd does not know", typ)
 	}
 	if st.r.cfg.SkippedOps[op] || covered && op == 'c' {
 		return nil
