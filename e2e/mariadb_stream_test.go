@@ -139,3 +139,28 @@ func TestMariaDBHeartbeatActionQuery(t *testing.T) {
 		waitFor(t, ctx, c.broker, topic, want)
 	}
 }
+
+// TestMariaDBCompressedRowsEvents: with log_bin_compress=ON MariaDB writes its rows events compressed
+// (*_ROWS_COMPRESSED_EVENT_V1); their inserts, updates and deletes stream as any others. The setting is
+// the server's, put back when the test ends (the tests that share the server take turns).
+func TestMariaDBCompressedRowsEvents(t *testing.T) {
+	c := newMariaDBCase(t)
+	c.run("SET GLOBAL log_bin_compress_min_len = 10")
+	c.run("SET GLOBAL log_bin_compress = ON")
+	t.Cleanup(func() {
+		c.run("SET GLOBAL log_bin_compress = OFF")
+		c.run("SET GLOBAL log_bin_compress_min_len = 256")
+	})
+	p := c.launchStreaming()
+	defer p.stop()
+	c.run("INSERT INTO t VALUES (1, '2026-01-01', '2026-01-02'), (2, '2026-02-01', '2026-02-02')")
+	c.run("UPDATE t SET e = '2026-03-03' WHERE id = 1")
+	c.run("DELETE FROM t WHERE id = 2")
+	var ops []string
+	for _, ch := range changes(t, c.read(c.topic("t"), 4)) {
+		ops = append(ops, fmt.Sprintf("%s%d", ch.Op, ch.id()))
+	}
+	if strings.Join(ops, " ") != "c1 c2 u1 d2" {
+		t.Errorf("changes %v, want c1 c2 u1 d2", ops)
+	}
+}
