@@ -285,8 +285,9 @@ func (st *stream) gtidEvent(e *replication.GTIDEvent, pos int64) error {
 	uuid, _, _ := strings.Cut(next.String(), ":")
 	st.filteredSource = !st.r.cfg.includesGTIDSource(uuid)
 	if e.OriginalCommitTimestamp > 0 {
-		// MySQL 8.0.1+: Debezium takes source.ts_ms from the original commit time (µs), in milliseconds.
-		st.commitTime = e.OriginalCommitTime().Truncate(time.Millisecond)
+		// MySQL 8.0.1+: Debezium takes the source times from the original commit time, to the microsecond
+		// (source.ts_us; ts_ms its milliseconds, ts_ns its microseconds in nanoseconds).
+		st.commitTime = e.OriginalCommitTime()
 	}
 	return nil
 }
@@ -589,7 +590,7 @@ func (st *stream) ddl(ctx context.Context, database, stmt string, pos int64) err
 	if st.gtids != nil {
 		at.GTIDs = st.gtids.String()
 	}
-	evs, err := st.r.applyDDL(ctx, database, stmt, at, sourceBlock{ts: st.ts, db: database, serverID: st.serverID,
+	evs, err := st.r.applyDDL(ctx, database, stmt, at, sourceBlock{ts: st.eventTime(), db: database, serverID: st.serverID,
 		gtid: st.txGTID, file: st.file, pos: pos, thread: st.thread})
 	if err != nil {
 		return err
