@@ -83,7 +83,7 @@ matrix: lint services
 # CDCD_CHAOS_FAULTS times (default 3) under load, and cdcd's kill -9 crash tests run too; each reports rows lost,
 # duplicates and recovery time. `make test` runs each fault once.
 chaos: services
-	CDCD_E2E=1 CDCD_CHAOS_FAULTS=$${CDCD_CHAOS_FAULTS:-3} $(GO) test ./e2e -run '^(TestChaos|TestCrashSafety$$|TestMariaDBCrashSafety$$|TestKafkaOutage)' -count=1 -v -timeout 60m
+	CDCD_E2E=1 CDCD_CHAOS_FAULTS=$${CDCD_CHAOS_FAULTS:-3} $(GO) test ./e2e -run '^(TestChaos|TestCrashSafety$$|TestMariaDBCrashSafety$$|TestMySQLCrashSafety$$|TestKafkaOutage)' -count=1 -v -timeout 60m
 
 # soak: 100 kill -9 cycles of cdcd under load (CDCD_SOAK_KILLS), then every committed change must be in Kafka.
 soak: services

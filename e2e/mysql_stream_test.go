@@ -13,6 +13,7 @@ import (
 
 	"github.com/cdcd/cdcd/connect/offsets"
 	"github.com/cdcd/cdcd/e2e/capture"
+	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
 // mysqlChange is what the MySQL tests read of a change event (JSON converter with schemas).
@@ -299,4 +300,23 @@ func sameJSON(t *testing.T, a, b string) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// TestMySQLCrashSafety is TestMariaDBCrashSafety on MySQL 9.7, with a workload whose transactions are by
+// turns compressed (TRANSACTION_PAYLOAD), tagged (GTID_TAGGED_LOG), both, or neither: kill -9 at random
+// moments loses no committed change and never reorders a key's changes.
+func TestMySQLCrashSafety(t *testing.T) {
+	tag := fmt.Sprintf("crash_%d", time.Now().UnixNano()%1_000_000_000)
+	binlogCrashSafety(t, mysqlServer, func(dsn testenv.MySQLDSN) func() (workloadTx, error) {
+		return binlogWorkload(dsn, func(n int) []string {
+			compression, gtidNext := "OFF", "AUTOMATIC"
+			if n%2 == 1 {
+				compression = "ON"
+			}
+			if n%4 >= 2 {
+				gtidNext = "AUTOMATIC:" + tag
+			}
+			return []string{"SET SESSION binlog_transaction_compression = " + compression, "SET gtid_next = '" + gtidNext + "'"}
+		})
+	})
 }
