@@ -45,6 +45,15 @@ func changes(t *testing.T, recs []capture.Record) []mysqlChange {
 	return out
 }
 
+// opsOf lists the changes as op and row id: "c1 u1 d1".
+func opsOf(changes []mysqlChange) string {
+	ops := make([]string, len(changes))
+	for i, ch := range changes {
+		ops[i] = fmt.Sprintf("%s%d", ch.Op, ch.id())
+	}
+	return strings.Join(ops, " ")
+}
+
 // gtid is the change's source.gtid, "" when null.
 func (c mysqlChange) gtid() string {
 	if c.Source.GTID == nil {
@@ -103,15 +112,13 @@ func TestMySQLStreams(t *testing.T) {
 	c.run("UPDATE t SET e = '2026-03-03' WHERE id = 1")
 	c.run("DELETE FROM t WHERE id = 2")
 	got := changes(t, c.read(c.topic("t"), 5))
-	var ops []string
 	for _, ch := range got {
-		ops = append(ops, fmt.Sprintf("%s%d", ch.Op, ch.id()))
 		if ch.Op != "r" && !strings.Contains(ch.gtid(), ":") {
 			t.Errorf("streamed change %s%d has source.gtid %q, want its transaction's", ch.Op, ch.id(), ch.gtid())
 		}
 	}
-	if strings.Join(ops, " ") != "r1 c2 u1 d2" {
-		t.Errorf("changes %v, want r1 c2 u1 d2", ops)
+	if ops := opsOf(got); ops != "r1 c2 u1 d2" {
+		t.Errorf("changes %s, want r1 c2 u1 d2", ops)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -113,14 +114,7 @@ func TestMariaDBBinlogSettingsAndCaptureUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for col := range res.Fields {
-		v, err := res.GetString(0, col)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, v)
-	}
+	got := firstRow(t, res)
 	want := []string{"ROW", "FULL", "FULL", "1", "1", "1", "1", "10.11."}
 	if len(got) != len(want) {
 		t.Fatalf("got %d columns, want %d", len(got), len(want))
@@ -241,14 +235,7 @@ func TestMySQLBinlogSettingsAndCaptureUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for col := range res.Fields {
-			v, err := res.GetString(0, col)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, v)
-		}
+		got := firstRow(t, res)
 		tlsOn := "0"
 		if cfg != nil {
 			tlsOn = "1"
@@ -274,4 +261,18 @@ func TestMySQLBinlogSettingsAndCaptureUser(t *testing.T) {
 	if plugin, _ := res.GetString(0, 0); plugin != "caching_sha2_password" {
 		t.Errorf("the capture user authenticates with %q, want caching_sha2_password", plugin)
 	}
+}
+
+// firstRow is the first row of res, each value as text.
+func firstRow(t *testing.T, res *mysql.Result) []string {
+	t.Helper()
+	var row []string
+	for col := range res.Fields {
+		v, err := res.GetString(0, col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row = append(row, v)
+	}
+	return row
 }
