@@ -327,3 +327,45 @@ func TestMySQLCrashSafety(t *testing.T) {
 		})
 	})
 }
+
+// TestMySQLConnectorTLSModes runs the connector as a new caching_sha2_password user (so the server has
+// not cached its password yet and asks for a full authentication) with database.ssl.mode=disabled, where
+// the password goes over plain TCP under the server's RSA key, and verify_identity against the test CA:
+// it snapshots and streams both ways, and the server sees its binlog connection with TLS exactly when asked.
+func TestMySQLConnectorTLSModes(t *testing.T) {
+	certs := testenv.Certs(t)
+	for _, mode := range []string{"disabled", "verify_identity"} {
+		t.Run(mode, func(t *testing.T) {
+			c := newBinlogCase(t, mysqlServer)
+			user := fmt.Sprintf("cdcd_%s_%d", mode[:3], time.Now().UnixNano()%1_000_000)
+			c.run(fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED WITH caching_sha2_password BY 'pw-%s'", user, user))
+			t.Cleanup(func() { c.run(fmt.Sprintf("DROP USER '%s'@'%%'", user)) })
+			c.run(fmt.Sprintf("GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%'", user))
+			c.conn["database.user"], c.conn["database.password"] = user, "pw-"+user
+			c.conn["database.ssl.mode"] = mode
+			if mode != "disabled" {
+				c.conn["database.ssl.truststore"], c.conn["database.ssl.truststore.password"] = certs.TruststoreJKS, certs.StorePassword
+			}
+			c.run("INSERT INTO t VALUES (1, '2026-01-01', '2026-01-02')")
+			p := c.launchStreaming()
+			defer p.stop()
+			c.run("INSERT INTO t VALUES (2, '2026-02-01', '2026-02-02')")
+			if ops := opsOf(changes(t, c.read(c.topic("t"), 2))); ops != "r1 c2" {
+				t.Errorf("changes %s, want r1 c2", ops)
+			}
+			res, err := c.db.Execute(`SELECT s.VARIABLE_VALUE FROM performance_schema.threads t
+				JOIN performance_schema.status_by_thread s USING (THREAD_ID)
+				WHERE t.PROCESSLIST_USER = ? AND t.PROCESSLIST_COMMAND LIKE 'Binlog Dump%' AND s.VARIABLE_NAME = 'Ssl_version'`, user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Values) != 1 {
+				t.Fatalf("%d binlog connections of %s, want 1", len(res.Values), user)
+			}
+			version, _ := res.GetString(0, 0)
+			if (version != "") != (mode != "disabled") {
+				t.Errorf("database.ssl.mode=%s: the binlog connection's TLS version is %q", mode, version)
+			}
+		})
+	}
+}
