@@ -79,7 +79,7 @@ matrix: lint services
 		CDCD_E2E=1 CDCD_PG_VERSION=$$v $(GO) test -count=1 -p 1 -timeout 45m -skip '^TestMariaDB' $(PG_MATRIX_PKGS); \
 	done
 
-# chaos: each fault of e2e/chaos_test.go (PostgreSQL -m immediate, MariaDB and Kafka SIGKILL) strikes
+# chaos: each fault of e2e/chaos_test.go (PostgreSQL -m immediate, MariaDB, MySQL and Kafka SIGKILL) strikes
 # CDCD_CHAOS_FAULTS times (default 3) under load, and cdcd's kill -9 crash tests run too; each reports rows lost,
 # duplicates and recovery time. `make test` runs each fault once.
 chaos: services
