@@ -262,3 +262,57 @@ func TestMySQLDDLTimeIsTheCommitTime(t *testing.T) {
 		t.Errorf("source.ts_us = %v, want %d", got, commit.UnixMicro())
 	}
 }
+
+// TestMySQLCompressedTransactionPositions: the events of a TRANSACTION_PAYLOAD (go-mysql has decoded them,
+// with positions of its own) are handled as if uncompressed, at the payload event's position, as Debezium
+// records them: each row's source.pos is the payload's start, the commit's offset its end, and the GTID
+// event before it names the transaction.
+func TestMySQLCompressedTransactionPositions(t *testing.T) {
+	r := testReader(t, types.MySQL)
+	out := make(chan source.Batch, 4)
+	st, err := r.newStream(context.Background(), out, Offset{File: "mysql-bin.000003", Pos: 4, GTIDs: "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := [16]byte{0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1, 0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62}
+	inner := func(typ replication.EventType, e replication.Event) *replication.BinlogEvent {
+		return event(typ, 1, 7, 3, e) // go-mysql's stand-in positions, which must not be used
+	}
+	payload := &replication.TransactionPayloadEvent{Events: []*replication.BinlogEvent{
+		inner(replication.QUERY_EVENT, &replication.QueryEvent{Query: []byte("BEGIN")}),
+		inner(replication.TABLE_MAP_EVENT, &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t")}),
+		inner(replication.WRITE_ROWS_EVENTv2, rows(replication.WRITE_ROWS_EVENTv2, []any{int32(1), "a"}, []any{int32(2), "b"})),
+		inner(replication.UPDATE_ROWS_EVENTv2, rows(replication.UPDATE_ROWS_EVENTv2, []any{int32(1), "a"}, []any{int32(1), "c"})),
+		inner(replication.XID_EVENT, &replication.XIDEvent{XID: 9}),
+	}}
+	for _, ev := range []*replication.BinlogEvent{
+		event(replication.GTID_EVENT, 1800000000, 200, 65, &replication.GTIDEvent{SID: sid[:], GNO: 5}),
+		event(replication.TRANSACTION_PAYLOAD_EVENT, 1800000000, 500, 300, payload),
+	} {
+		if err := st.handle(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b source.Batch
+	select { // handle sends synchronously into the buffered channel: a batch is there, or none came
+	case b = <-out:
+	default:
+		t.Fatal("no batch: the commit inside the payload was not handled")
+	}
+	if len(b.Events) != 3 {
+		t.Fatalf("%d events, want 3", len(b.Events))
+	}
+	for i, ev := range b.Events {
+		src := ev.Value.(*schema.Struct).Get("source").(*schema.Struct)
+		if pos, gtid := src.Get("pos"), src.Get("gtid"); pos != int64(200) || gtid != "3e11fa47-71ca-11e1-9e33-c80aa9429562:5" {
+			t.Errorf("event %d: source.pos %v, gtid %v; want the payload's position 200 and GTID :5", i, pos, gtid)
+		}
+	}
+	off := b.Position.(binlogPosition).Offset
+	if off.Pos != 500 || off.GTIDs != "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5" {
+		t.Errorf("offset %+v, want the payload's end 500 and the GTID set with :5", off)
+	}
+	if st.inTx || st.txEvents != 0 {
+		t.Errorf("after the commit inside the payload: in a transaction %v, %d events counted", st.inTx, st.txEvents)
+	}
+}
