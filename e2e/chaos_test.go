@@ -94,14 +94,22 @@ func preparePostgresChaos(t *testing.T, ctx context.Context, launch func(brokers
 }
 
 // TestChaosMariaDBCrash kills the MariaDB server with SIGKILL and restarts it.
-func TestChaosMariaDBCrash(t *testing.T) {
+func TestChaosMariaDBCrash(t *testing.T) { chaosBinlogServerCrash(t, mariadbServer) }
+
+// TestChaosMySQLCrash kills the MySQL server with SIGKILL and restarts it.
+func TestChaosMySQLCrash(t *testing.T) { chaosBinlogServerCrash(t, mysqlServer) }
+
+// chaosBinlogServerCrash kills server with SIGKILL and restarts it, under load. The server is started
+// again when the test ends, whatever happened, once the bed (which skips the test where the services
+// are off) stands.
+func chaosBinlogServerCrash(t *testing.T, server binlogServer) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	t.Cleanup(func() { services(t, "start", "mariadb") })
-	b := newMariaDBBed(t, ctx, "CREATE TABLE chaos (id INT PRIMARY KEY, v BIGINT NOT NULL)")
+	b := newBinlogBed(t, ctx, server, "CREATE TABLE chaos (id INT PRIMARY KEY, v BIGINT NOT NULL)")
+	t.Cleanup(func() { services(t, "start", server.name) })
 	p := b.start(workerProps(b.brokers, filepath.Join(b.dir, "offsets.dat")), b.connector("chaos", nil))
 	runChaos(t, ctx, chaosRun{
-		name: "mariadb SIGKILL", fault: func() { services(t, "crash", "mariadb"); services(t, "start", "mariadb") },
+		name: server.name + " SIGKILL", fault: func() { services(t, "crash", server.name); services(t, "start", server.name) },
 		workload: &mariadbChaosDB{dsn: b.dsn}, probe: &mariadbChaosDB{dsn: b.dsn},
 		brokers: b.brokers, topic: b.prefix + "." + b.dsn.DB + "." + chaosTable, p: p,
 		dbRows: func() map[int]int64 { return tableRows(t, ctx, mariadbSession{b.session()}, chaosTable) },

@@ -17,11 +17,13 @@ import (
 	"github.com/cdcd/cdcd/e2e/testenv"
 )
 
-// mariadbBed is a fresh MariaDB database of the test bed, a session on it and a directory for the cdcd
-// configuration that captures it under a topic prefix of the test's own.
+// mariadbBed is a fresh database of one of the test bed's binlog servers (MariaDB unless made by
+// newBinlogBed), a session on it and a directory for the cdcd configuration that captures it under a
+// topic prefix of the test's own.
 type mariadbBed struct {
 	t       *testing.T
 	ctx     context.Context
+	server  binlogServer
 	dsn     testenv.MySQLDSN
 	db      *client.Conn
 	brokers []string
@@ -31,14 +33,36 @@ type mariadbBed struct {
 	netns   string // the network namespace start runs cdcd in (none: the test's own)
 }
 
-// newMariaDBBed creates the database and runs ddl in it.
+// binlogServer is a server of the test bed that the binlog connector reads: the tests written for one
+// run on the other by naming it.
+type binlogServer struct {
+	name           string // e2e/services.sh's service
+	connectorClass string
+	newDatabase    func(testing.TB) string // testenv's: a database of the test's own, its root DSN
+	user, password string                  // the capture account
+}
+
+var (
+	mariadbServer = binlogServer{name: "mariadb", connectorClass: "io.debezium.connector.mariadb.MariaDbConnector",
+		newDatabase: testenv.NewMariaDB, user: testenv.MariaDBCaptureUser, password: testenv.MariaDBCapturePassword}
+	mysqlServer = binlogServer{name: "mysql", connectorClass: "io.debezium.connector.mysql.MySqlConnector",
+		newDatabase: testenv.NewMySQL, user: testenv.MySQLCaptureUser, password: testenv.MySQLCapturePassword}
+)
+
+// newMariaDBBed creates the database on MariaDB and runs ddl in it.
 func newMariaDBBed(t *testing.T, ctx context.Context, ddl ...string) *mariadbBed {
 	t.Helper()
-	dsn, err := testenv.ParseMySQLDSN(testenv.NewMariaDB(t))
+	return newBinlogBed(t, ctx, mariadbServer, ddl...)
+}
+
+// newBinlogBed creates the database on server and runs ddl in it.
+func newBinlogBed(t *testing.T, ctx context.Context, server binlogServer, ddl ...string) *mariadbBed {
+	t.Helper()
+	dsn, err := testenv.ParseMySQLDSN(server.newDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &mariadbBed{t: t, ctx: ctx, dsn: dsn, brokers: testenv.Kafka(t), prefix: testenv.NewTopicPrefix(t), dir: t.TempDir()}
+	b := &mariadbBed{t: t, ctx: ctx, server: server, dsn: dsn, brokers: testenv.Kafka(t), prefix: testenv.NewTopicPrefix(t), dir: t.TempDir()}
 	b.db = b.session()
 	if b.broker, err = capture.NewBroker(b.brokers); err != nil {
 		t.Fatal(err)
@@ -74,7 +98,7 @@ func (b *mariadbBed) exec(conn *client.Conn, sql string) {
 // connector is the MariaDB connector config for the bed's database, with extra settings on top.
 func (b *mariadbBed) connector(name string, extra map[string]string) map[string]string {
 	b.t.Helper()
-	conn := mariadbConnector(b.t, b.dsn, b.brokers, name, b.prefix)
+	conn := binlogConnector(b.server, b.dsn, b.brokers, name, b.prefix)
 	for k, v := range extra {
 		conn[k] = v
 	}

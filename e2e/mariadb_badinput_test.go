@@ -23,7 +23,12 @@ type mariadbCase struct {
 
 func newMariaDBCase(t *testing.T) *mariadbCase {
 	t.Helper()
-	b := newMariaDBBed(t, context.Background(), "CREATE TABLE t (id INT PRIMARY KEY, s DATE NOT NULL, e DATE NOT NULL)")
+	return newBinlogCase(t, mariadbServer)
+}
+
+func newBinlogCase(t *testing.T, server binlogServer) *mariadbCase {
+	t.Helper()
+	b := newBinlogBed(t, context.Background(), server, "CREATE TABLE t (id INT PRIMARY KEY, s DATE NOT NULL, e DATE NOT NULL)")
 	c := &mariadbCase{mariadbBed: b, conn: b.connector("mdb", nil), offsetFile: filepath.Join(b.dir, "offsets.dat"),
 		workerPath: filepath.Join(b.dir, "worker.properties"), connPath: filepath.Join(b.dir, "mariadb.properties")}
 	c.worker = workerProps(b.brokers, c.offsetFile)

@@ -17,14 +17,20 @@ import (
 // user, with its own server id and schema history topic.
 func mariadbConnector(t testing.TB, dsn testenv.MySQLDSN, brokers []string, name, prefix string) map[string]string {
 	t.Helper()
+	return binlogConnector(mariadbServer, dsn, brokers, name, prefix)
+}
+
+// binlogConnector is the connector config of server's kind that captures database dsn.DB as the capture
+// user, with a server id of its own.
+func binlogConnector(server binlogServer, dsn testenv.MySQLDSN, brokers []string, name, prefix string) map[string]string {
 	host, port, _ := strings.Cut(dsn.Addr, ":")
 	return map[string]string{
 		"name":                                name,
-		"connector.class":                     "io.debezium.connector.mariadb.MariaDbConnector",
+		"connector.class":                     server.connectorClass,
 		"database.hostname":                   host,
 		"database.port":                       port,
-		"database.user":                       testenv.MariaDBCaptureUser,
-		"database.password":                   testenv.MariaDBCapturePassword,
+		"database.user":                       server.user,
+		"database.password":                   server.password,
 		"database.server.id":                  fmt.Sprint(200000 + rand.IntN(1000000)),
 		"database.include.list":               dsn.DB,
 		"topic.prefix":                        prefix,
@@ -37,13 +43,18 @@ func mariadbConnector(t testing.TB, dsn testenv.MySQLDSN, brokers []string, name
 // runs on MariaDB, restarts it each time, and proves from Kafka that every committed change arrived and
 // that, per key, changes appear in commit order once redelivered ones (same binlog position) are set aside.
 func TestMariaDBCrashSafety(t *testing.T) {
-	c := newMariaDBCase(t)
+	binlogCrashSafety(t, mariadbServer, mariadbWorkload)
+}
+
+// binlogCrashSafety is the crash test on server, whose workload's transactions workload opens.
+func binlogCrashSafety(t *testing.T, server binlogServer, workload func(testenv.MySQLDSN) func() (workloadTx, error)) {
+	c := newBinlogCase(t, server)
 	c.run("CREATE TABLE crash (id INT PRIMARY KEY, version BIGINT NOT NULL)")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	// Once streaming, every change committed from then on is read from the binlog.
 	p := c.launchStreaming()
-	work := startCrashWorkload(ctx, mariadbWorkload(c.dsn))
+	work := startCrashWorkload(ctx, workload(c.dsn))
 	const crashes = 6
 	for i := range crashes {
 		time.Sleep(time.Duration(300+rand.IntN(1500)) * time.Millisecond)
@@ -62,7 +73,14 @@ func TestMariaDBCrashSafety(t *testing.T) {
 
 // mariadbWorkload opens the MariaDB workload's transactions on one connection.
 func mariadbWorkload(dsn testenv.MySQLDSN) func() (workloadTx, error) {
+	return binlogWorkload(dsn, nil)
+}
+
+// binlogWorkload opens the workload's transactions on one connection, running the statements session
+// gives for the n-th transaction before it begins (nil: none).
+func binlogWorkload(dsn testenv.MySQLDSN, session func(n int) []string) func() (workloadTx, error) {
 	var conn *client.Conn
+	n := 0
 	return func() (workloadTx, error) {
 		if conn == nil {
 			c, err := client.Connect(dsn.Addr, dsn.User, dsn.Password, dsn.DB)
@@ -71,6 +89,14 @@ func mariadbWorkload(dsn testenv.MySQLDSN) func() (workloadTx, error) {
 			}
 			conn = c
 		}
+		if session != nil {
+			for _, sql := range session(n) {
+				if _, err := conn.Execute(sql); err != nil {
+					return nil, fmt.Errorf("%s: %w", sql, err)
+				}
+			}
+		}
+		n++
 		return mariadbTx{conn}, conn.Begin()
 	}
 }

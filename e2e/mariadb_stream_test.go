@@ -44,20 +44,29 @@ func TestMariaDBHeartbeatsAdvanceTheOffset(t *testing.T) {
 // storedBinlogPos is the stored offset's file:pos, "" when none is stored.
 func storedBinlogPos(t *testing.T, path string, key []byte) string {
 	t.Helper()
+	m := storedOffset(t, path, key)
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("%v:%v", m["file"], m["pos"])
+}
+
+// storedOffset is the offset stored under key in the offsets file at path, nil when none is stored.
+func storedOffset(t *testing.T, path string, key []byte) map[string]any {
+	t.Helper()
 	store, err := offsets.OpenFile(path)
 	if err != nil {
-		return ""
+		return nil
 	}
 	raw, ok := store.Get(key)
 	if !ok {
-		return ""
+		return nil
 	}
 	fields, err := offsets.DecodeValue(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := fields.Map()
-	return fmt.Sprintf("%v:%v", m["file"], m["pos"])
+	return fields.Map()
 }
 
 // TestMariaDBInetTypes captures MariaDB's INET4 and INET6 columns, which Debezium's MariaDB connector cannot
@@ -128,5 +137,26 @@ func TestMariaDBHeartbeatActionQuery(t *testing.T) {
 	topic := capture.Selection{Topics: []string{c.prefix + "." + c.dsn.DB + ".beats"}}
 	for _, want := range []string{`"after":{"id":1,`, `"after":{"id":3,`} {
 		waitFor(t, ctx, c.broker, topic, want)
+	}
+}
+
+// TestMariaDBCompressedRowsEvents: with log_bin_compress=ON MariaDB writes its rows events compressed
+// (*_ROWS_COMPRESSED_EVENT_V1); their inserts, updates and deletes stream as any others. The setting is
+// the server's, put back when the test ends (the tests that share the server take turns).
+func TestMariaDBCompressedRowsEvents(t *testing.T) {
+	c := newMariaDBCase(t)
+	c.run("SET GLOBAL log_bin_compress_min_len = 10")
+	c.run("SET GLOBAL log_bin_compress = ON")
+	t.Cleanup(func() {
+		c.run("SET GLOBAL log_bin_compress = OFF")
+		c.run("SET GLOBAL log_bin_compress_min_len = 256")
+	})
+	p := c.launchStreaming()
+	defer p.stop()
+	c.run("INSERT INTO t VALUES (1, '2026-01-01', '2026-01-02'), (2, '2026-02-01', '2026-02-02')")
+	c.run("UPDATE t SET e = '2026-03-03' WHERE id = 1")
+	c.run("DELETE FROM t WHERE id = 2")
+	if ops := opsOf(changes(t, c.read(c.topic("t"), 4))); ops != "c1 c2 u1 d2" {
+		t.Errorf("changes %s, want c1 c2 u1 d2", ops)
 	}
 }

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Runs the real services the end-to-end tests need, as private processes of this machine:
-# PostgreSQL 15, MariaDB 10.11 and a single-node Kafka 4.4.0 (KRaft), plus the secured test bed:
+# PostgreSQL 15, MariaDB 10.11, Oracle MySQL 9.7 (in a Debian sid chroot) and a single-node Kafka 4.4.0
+# (KRaft), plus the secured test bed:
 # a PostgreSQL 15 cluster that accepts TLS connections only (postgres_tls), a MariaDB that requires
 # TLS (mariadb_tls), a SASL_SSL listener on the same Kafka broker, and the certificates they use.
 #
-#   e2e/services.sh {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|tools|all}
+#   e2e/services.sh {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|mysql|kafka|certs|tools|all}
 #
 # All state lives under ${CDCD_E2E_DIR:-/var/tmp/cdcd-e2e}; ports come from CDCD_PG_PORT,
-# CDCD_PG_TLS_PORT, CDCD_MARIADB_PORT, CDCD_MARIADB_TLS_PORT, CDCD_KAFKA_PORT,
+# CDCD_PG_TLS_PORT, CDCD_MARIADB_PORT, CDCD_MARIADB_TLS_PORT, CDCD_MYSQL_PORT, CDCD_KAFKA_PORT,
 # CDCD_KAFKA_CONTROLLER_PORT and CDCD_KAFKA_SASL_SSL_PORT. `start` installs what is missing, is
 # idempotent and returns only once the service answers. `stop` ends each service by its recorded
-# pid; `crash` kills postgres (-m immediate), mariadb or kafka (SIGKILL), for the chaos tests. The
+# pid; `crash` kills postgres (-m immediate), mariadb, mysql or kafka (SIGKILL), for the chaos tests. The
 # script must run as root (apt-get, runuser).
 set -euo pipefail
 
@@ -21,6 +22,7 @@ KAFKA_PORT=${CDCD_KAFKA_PORT:-59092}
 KAFKA_CONTROLLER_PORT=${CDCD_KAFKA_CONTROLLER_PORT:-59093}
 PG_TLS_PORT=${CDCD_PG_TLS_PORT:-55433}
 MARIADB_TLS_PORT=${CDCD_MARIADB_TLS_PORT:-53307}
+MYSQL_PORT=${CDCD_MYSQL_PORT:-53308}
 KAFKA_SASL_SSL_PORT=${CDCD_KAFKA_SASL_SSL_PORT:-59094}
 KAFKA_VERSION=4.4.0
 # Seconds a service gets to answer after being launched, and to exit after being asked to.
@@ -41,6 +43,17 @@ MARIADB_LOG=$MARIADB_DIR/mariadbd.log
 MARIADB_ROOT_PASSWORD=cdcd
 MARIADB_CAPTURE_USER=cdcd
 MARIADB_CAPTURE_PASSWORD=cdcd
+
+MYSQL_DIR=$STATE_DIR/mysql
+MYSQL_ROOT=$MYSQL_DIR/root # the sid chroot; the instance is its /cdcd
+MYSQL_PID=$MYSQL_DIR/mysqld.pid
+MYSQL_LOG=$MYSQL_ROOT/cdcd/mysqld.log
+MYSQL_UNAVAILABLE=$MYSQL_DIR/UNAVAILABLE # why MySQL could not be installed, while it cannot
+MYSQL_ROOT_PASSWORD=cdcd
+MYSQL_CAPTURE_USER=cdcd
+MYSQL_CAPTURE_PASSWORD=cdcd
+# What a binlog reader needs on MySQL 8.4+ (REPLICATION CLIENT runs SHOW BINARY LOG STATUS).
+MYSQL_CAPTURE_GRANTS='SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES'
 
 KAFKA_DIR=$STATE_DIR/kafka
 KAFKA_DATA=$KAFKA_DIR/data
@@ -655,6 +668,155 @@ mariadb_tls_start() {
 mariadb_tls_stop() { service_stop mariadb_tls TERM "$MARIADB_TLS_PID"; }
 
 # ---------------------------------------------------------------------------------------------
+# Oracle MySQL 9.7 (Debian sid's mysql-server-core), in a chroot
+#
+# Sid's MySQL needs a newer libc than this machine's, so it runs in a `debootstrap --variant=minbase
+# sid` chroot ($MYSQL_ROOT, about 650 MB, made once from the Debian mirror apt already uses). Inside
+# it, /cdcd holds the instance: /cdcd/my.cnf, /cdcd/data, /cdcd/mysqld.sock, /cdcd/mysqld.log and the
+# server's copies of the test certificates (TLS is offered, not required, so caching_sha2_password is
+# exercised both over TLS and over plain TCP with RSA key exchange). The binlog is as Debezium needs it
+# (ROW, FULL images and metadata, GTIDs on). Accounts: root@127.0.0.1 ($MYSQL_ROOT_PASSWORD) and the
+# capture user $MYSQL_CAPTURE_USER with a reader's grants, both caching_sha2_password.
+#
+# Sid moves daily, so the install may fail where the rest of the test bed does not: then `install` and
+# `start` say so in one loud line, write the reason to $MYSQL_UNAVAILABLE (e2e/testenv skips the MySQL
+# tests with it, and `make test` prints it in its summary) and succeed, so the other services still run.
+
+mysql_install() {
+	if [[ -e $MYSQL_ROOT/.cdcd-complete ]]; then
+		rm -f "$MYSQL_UNAVAILABLE"
+		return 0
+	fi
+	local reason=
+	mysql_make_root || reason=$MYSQL_INSTALL_FAILURE
+	if [[ -n $reason ]]; then
+		log "!!!!!!!! MySQL NOT INSTALLED: $reason; the MySQL tests will be skipped !!!!!!!!"
+		echo "$reason" >"$MYSQL_UNAVAILABLE"
+		return 0
+	fi
+	rm -f "$MYSQL_UNAVAILABLE"
+}
+
+# mysql_make_root makes the chroot in a scratch directory renamed at the end, so an interrupted run is
+# never mistaken for a complete one. On failure it sets MYSQL_INSTALL_FAILURE.
+MYSQL_INSTALL_FAILURE=
+mysql_make_root() {
+	MYSQL_INSTALL_FAILURE="apt-get could not install debootstrap"
+	( apt_ensure debootstrap ) || return 1
+	local mirror scratch=$MYSQL_ROOT.partial
+	mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Label: Debian' | head -n 1)
+	MYSQL_INSTALL_FAILURE="no Debian mirror in apt's sources (apt-get indextargets)"
+	[[ -n $mirror ]] || return 1
+	ensure_state_dir
+	mkdir -p "$MYSQL_DIR"
+	log "making a Debian sid chroot with mysql-server-core in $MYSQL_ROOT (from $mirror)"
+	rm -rf "$scratch"
+	MYSQL_INSTALL_FAILURE="debootstrap of Debian sid with mysql-server-core failed; see $MYSQL_DIR/debootstrap.log"
+	debootstrap --variant=minbase --include=mysql-server-core,mysql-client sid "$scratch" "$mirror" \
+		>"$MYSQL_DIR/debootstrap.log" 2>&1 || return 1
+	MYSQL_INSTALL_FAILURE="the sid chroot's mysqld does not run; see $MYSQL_DIR/debootstrap.log"
+	chroot "$scratch" /usr/sbin/mysqld --version >>"$MYSQL_DIR/debootstrap.log" 2>&1 || return 1
+	chroot "$scratch" sh -c 'getent passwd mysql >/dev/null || useradd --system --no-create-home --home-dir /nonexistent mysql' \
+		>>"$MYSQL_DIR/debootstrap.log" 2>&1 || return 1
+	# The package cache is not needed once installed: a fifth of the chroot.
+	rm -rf "$scratch"/var/cache/apt/archives/*.deb
+	touch "$scratch/.cdcd-complete"
+	rm -rf "$MYSQL_ROOT"
+	mv "$scratch" "$MYSQL_ROOT"
+}
+
+# mysql_client ARGS... runs the chroot's mysql client as root over the instance's socket.
+mysql_client() { chroot "$MYSQL_ROOT" mysql --defaults-file=/cdcd/my.cnf "$@"; }
+
+mysql_pid() { live_pid "$MYSQL_PID" "mysqld --defaults-file=/cdcd/my.cnf"; }
+
+mysql_ready() { chroot "$MYSQL_ROOT" mysqladmin --defaults-file=/cdcd/my.cnf ping >/dev/null 2>&1; }
+
+mysql_write_cnf() {
+	local home=$MYSQL_ROOT/cdcd owner
+	# The server's own copies: the key in $CERTS_DIR is root's, and outside the chroot. The owner is
+	# the chroot's mysql user, whose ids need not be this machine's.
+	owner=$(chroot "$MYSQL_ROOT" id -u mysql):$(chroot "$MYSQL_ROOT" id -g mysql)
+	install -o "${owner%:*}" -g "${owner#*:}" -m 600 "$CERTS_DIR/server.key" "$home/server.key"
+	install -o "${owner%:*}" -g "${owner#*:}" -m 644 "$CERTS_DIR/server.pem" "$home/server.pem"
+	install -o "${owner%:*}" -g "${owner#*:}" -m 644 "$CERTS_DIR/ca.pem" "$home/ca.pem"
+	cat >"$home/my.cnf" <<-EOF
+		[mysqld]
+		user = mysql
+		datadir = /cdcd/data
+		socket = /cdcd/mysqld.sock
+		pid-file = /cdcd/data/mysqld.pid
+		log-error = /cdcd/mysqld.log
+		port = $MYSQL_PORT
+		bind-address = 127.0.0.1
+		# The X protocol's own port (33060) is not this test bed's to take.
+		mysqlx = OFF
+		skip-name-resolve
+		server_id = 1
+		log_bin = mysql-bin
+		binlog_row_image = FULL
+		binlog_row_metadata = FULL
+		gtid_mode = ON
+		enforce_gtid_consistency = ON
+		# MySQL 9 refuses to start while secure_file_priv names a directory that does not exist.
+		secure_file_priv = ""
+		innodb_redo_log_capacity = 64M
+		ssl_cert = /cdcd/server.pem
+		ssl_key = /cdcd/server.key
+		ssl_ca = /cdcd/ca.pem
+		# Disposable test state: favour speed over durability.
+		innodb_flush_log_at_trx_commit = 2
+		sync_binlog = 0
+
+		[client]
+		socket = /cdcd/mysqld.sock
+		user = root
+	EOF
+}
+
+# mysql_accounts prints the SQL creating root@127.0.0.1 and the capture user. It runs over the socket
+# as root@localhost, which --initialize-insecure leaves without a password.
+mysql_accounts() {
+	cat <<-EOF
+		CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED WITH caching_sha2_password BY '$MYSQL_ROOT_PASSWORD';
+		GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
+		CREATE USER IF NOT EXISTS '$MYSQL_CAPTURE_USER'@'%' IDENTIFIED WITH caching_sha2_password BY '$MYSQL_CAPTURE_PASSWORD';
+		GRANT $MYSQL_CAPTURE_GRANTS ON *.* TO '$MYSQL_CAPTURE_USER'@'%';
+	EOF
+}
+
+mysql_start() {
+	certs_start
+	mysql_install
+	if [[ -e $MYSQL_UNAVAILABLE ]]; then
+		log "!!!!!!!! MySQL NOT STARTED: $(<"$MYSQL_UNAVAILABLE"); the MySQL tests will be skipped !!!!!!!!"
+		return 0
+	fi
+	if ! service_running mysql "$MYSQL_LOG"; then
+		mkdir -p "$MYSQL_ROOT/cdcd"
+		chroot "$MYSQL_ROOT" chown mysql:mysql /cdcd
+		mysql_write_cnf
+		if [[ ! -d $MYSQL_ROOT/cdcd/data/mysql ]]; then
+			log "mysqld --initialize-insecure /cdcd/data (in $MYSQL_ROOT)"
+			rm -rf "$MYSQL_ROOT/cdcd/data" "$MYSQL_ROOT/cdcd/.users-created"
+			chroot "$MYSQL_ROOT" /usr/sbin/mysqld --defaults-file=/cdcd/my.cnf --initialize-insecure \
+				>"$MYSQL_DIR/initialize.log" 2>&1 || die "mysqld --initialize-insecure failed; see $MYSQL_LOG"
+		fi
+		log "starting mysql on 127.0.0.1:$MYSQL_PORT"
+		spawn "$MYSQL_PID" "$MYSQL_DIR/mysqld.out" chroot "$MYSQL_ROOT" /usr/sbin/mysqld --defaults-file=/cdcd/my.cnf
+		wait_ready mysql mysql_pid mysql_ready "$MYSQL_LOG"
+	fi
+	if [[ ! -e $MYSQL_ROOT/cdcd/.users-created ]]; then
+		mysql_accounts | mysql_client || die "creating the mysql users failed; see $MYSQL_LOG"
+		touch "$MYSQL_ROOT/cdcd/.users-created"
+	fi
+	log "mysql is $(mysql_client -N -e 'SELECT VERSION()')"
+}
+
+mysql_stop() { service_stop mysql TERM "$MYSQL_PID"; }
+mysql_crash() { service_stop mysql KILL "$MYSQL_PID"; }
+
+# ---------------------------------------------------------------------------------------------
 # Kafka 4.4.0 (KRaft, one node that is both broker and controller)
 
 # kafka_pom prints the throwaway Maven project whose runtime dependencies are the broker's jars.
@@ -895,6 +1057,10 @@ service_status() {
 		if command -v chromium >/dev/null && command -v promtool >/dev/null && command -v iptables >/dev/null; then printf '%-12s installed (chromium, promtool, iptables)\n' tools; else printf '%-12s none\n' tools; return 1; fi
 		return 0
 	fi
+	if [[ $svc == mysql && -e $MYSQL_UNAVAILABLE ]]; then
+		printf '%-12s NOT INSTALLED: %s\n' mysql "$(<"$MYSQL_UNAVAILABLE")"
+		return 1
+	fi
 	if [[ $svc == certs ]]; then
 		if certs_pid >/dev/null; then printf '%-12s made (%s)\n' certs "$CERTS_DIR"; else printf '%-12s none\n' certs; return 1; fi
 		return 0
@@ -915,6 +1081,7 @@ service_detail() {
 	postgres1[3-8]) echo ", 127.0.0.1:$(pgv_port "${1#postgres}"), ${PGV_RELEASE[${1#postgres}]}" ;;
 	mariadb) echo ", 127.0.0.1:$MARIADB_PORT" ;;
 	mariadb_tls) echo ", 127.0.0.1:$MARIADB_TLS_PORT, TLS required" ;;
+	mysql) echo ", 127.0.0.1:$MYSQL_PORT, $(mysql_client -N -e 'SELECT VERSION()' 2>/dev/null)" ;;
 	kafka)
 		if kafka_sasl_ssl_ready; then
 			echo ", PLAINTEXT 127.0.0.1:$KAFKA_PORT, SASL_SSL 127.0.0.1:$KAFKA_SASL_SSL_PORT"
@@ -926,7 +1093,7 @@ service_detail() {
 }
 
 usage() {
-	echo "usage: $0 {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|kafka|certs|tools|all}" >&2
+	echo "usage: $0 {install|start|stop|crash|status} {postgres|postgres13|postgres14|postgres16|postgres17|postgres18|postgres_tls|mariadb|mariadb_tls|mysql|kafka|certs|tools|all}" >&2
 	exit 2
 }
 
@@ -966,9 +1133,9 @@ main() {
 	(($# == 2)) || usage
 	local action=$1 target=${2//-/_} services svc rc=0
 	case $target in
-	postgres | postgres_tls | mariadb | mariadb_tls | kafka | certs | tools) services=("$target") ;;
+	postgres | postgres_tls | mariadb | mariadb_tls | mysql | kafka | certs | tools) services=("$target") ;;
 	postgres13 | postgres14 | postgres16 | postgres17 | postgres18) services=("$target") ;;
-	all) services=(certs tools postgres postgres13 postgres18 postgres_tls mariadb mariadb_tls kafka) ;;
+	all) services=(certs tools postgres postgres13 postgres18 postgres_tls mariadb mariadb_tls mysql kafka) ;;
 	*) usage ;;
 	esac
 	case $action in
@@ -979,7 +1146,7 @@ main() {
 		;;
 	install | stop | crash)
 		[[ $EUID -eq 0 ]] || die "run as root: services are set up with apt-get and started with runuser"
-		[[ $action != crash ]] || [[ $target =~ ^(postgres|mariadb|kafka)$ ]] || die "crash is for postgres, mariadb and kafka"
+		[[ $action != crash ]] || [[ $target =~ ^(postgres|mariadb|mysql|kafka)$ ]] || die "crash is for postgres, mariadb, mysql and kafka"
 		for svc in "${services[@]}"; do "${svc}_${action}"; done
 		;;
 	status)

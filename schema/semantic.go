@@ -41,6 +41,7 @@ const (
 	EnumSetName              = "io.debezium.data.EnumSet"
 	LtreeName                = "io.debezium.data.Ltree"
 	TsvectorName             = "io.debezium.data.Tsvector"
+	FloatVectorName          = "io.debezium.data.FloatVector"
 	GeometryName             = "io.debezium.data.geometry.Geometry"
 	PointName                = "io.debezium.data.geometry.Point"
 )
@@ -144,6 +145,14 @@ func VariableScaleDecimalValue(s *Schema, d Decimal) *Struct {
 
 // Json is io.debezium.data.Json: a STRING holding JSON text.
 func Json() *Schema { return named(String, JsonName) }
+
+// FloatVector is io.debezium.data.FloatVector: an ARRAY of FLOAT32, a vector of 4-byte elements (MySQL's
+// VECTOR).
+func FloatVector() *Schema {
+	s := named(Array, FloatVectorName)
+	s.Items = &Schema{Type: Float32}
+	return s
+}
 
 // Xml is io.debezium.data.Xml: a STRING holding XML text.
 func Xml() *Schema { return named(String, XmlName) }

@@ -14,6 +14,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+
+	cdcdmysql "github.com/cdcd/cdcd/source/mysql"
 )
 
 // mariaServer is where the benchmark's MariaDB listens: root writes the workload, the capture user
@@ -241,7 +243,7 @@ func (db *mariaDB) apply(_ context.Context, table string, p plannedTx) (inserted
 
 // binlogPosition is where the server will write its next binlog event.
 func (db *mariaDB) binlogPosition() (mysql.Position, error) {
-	res, err := db.conn.Execute("SHOW MASTER STATUS")
+	res, err := db.conn.Execute(cdcdmysql.BinlogStatusStatement(db.conn.GetServerVersion()))
 	if err != nil {
 		return mysql.Position{}, fmt.Errorf("binlog position: %w", err)
 	}

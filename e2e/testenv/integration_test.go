@@ -5,12 +5,14 @@ package testenv
 
 import (
 	"context"
+	"crypto/tls"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -112,14 +114,7 @@ func TestMariaDBBinlogSettingsAndCaptureUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for col := range res.Fields {
-		v, err := res.GetString(0, col)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, v)
-	}
+	got := firstRow(t, res)
 	want := []string{"ROW", "FULL", "FULL", "1", "1", "1", "1", "10.11."}
 	if len(got) != len(want) {
 		t.Fatalf("got %d columns, want %d", len(got), len(want))
@@ -214,4 +209,70 @@ func TestKafkaProducesAndConsumesOnAutoCreatedTopic(t *testing.T) {
 			return
 		}
 	}
+}
+
+// TestMySQLBinlogSettingsAndCaptureUser checks the test bed's MySQL as the MySQL tests need it: the
+// binlog as Debezium needs it, and the capture user (caching_sha2_password) logging in over plain TCP,
+// where the password goes under the server's RSA key, and over TLS verified against the test CA, and
+// allowed to read the binlog position.
+func TestMySQLBinlogSettingsAndCaptureUser(t *testing.T) {
+	root, err := ParseMySQLDSN(MySQL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture := MySQLDSN{User: MySQLCaptureUser, Password: MySQLCapturePassword, Addr: root.Addr}
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+	defer cancel()
+	for _, cfg := range []*tls.Config{nil, Certs(t).TLSConfig(t, "")} {
+		conn, err := ConnectMariaDB(ctx, capture, cfg)
+		if err != nil {
+			t.Fatalf("capture user cannot log in (TLS %v): %v", cfg != nil, err)
+		}
+		defer conn.Close()
+		res, err := conn.Execute(`SELECT @@binlog_format, @@binlog_row_image, @@binlog_row_metadata, @@gtid_mode,
+			@@enforce_gtid_consistency, @@log_bin, @@server_id,
+			(SELECT VARIABLE_VALUE <> '' FROM performance_schema.session_status WHERE VARIABLE_NAME = 'Ssl_cipher')`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := firstRow(t, res)
+		tlsOn := "0"
+		if cfg != nil {
+			tlsOn = "1"
+		}
+		want := []string{"ROW", "FULL", "FULL", "ON", "ON", "1", "1", tlsOn}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("TLS %v: settings %v, want %v", cfg != nil, got, want)
+		}
+		// MySQL 8.4 removed SHOW MASTER STATUS; this needs REPLICATION CLIENT.
+		if _, err := conn.Execute("SHOW BINARY LOG STATUS"); err != nil {
+			t.Errorf("capture user cannot read the binlog position: %v", err)
+		}
+	}
+	conn, err := ConnectMariaDB(ctx, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	res, err := conn.Execute("SELECT plugin FROM mysql.user WHERE user = ?", MySQLCaptureUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plugin, _ := res.GetString(0, 0); plugin != "caching_sha2_password" {
+		t.Errorf("the capture user authenticates with %q, want caching_sha2_password", plugin)
+	}
+}
+
+// firstRow is the first row of res, each value as text.
+func firstRow(t *testing.T, res *mysql.Result) []string {
+	t.Helper()
+	var row []string
+	for col := range res.Fields {
+		v, err := res.GetString(0, col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row = append(row, v)
+	}
+	return row
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -176,5 +178,32 @@ func TestPostgresVersionPicksItsServer(t *testing.T) {
 		if got := postgresDSN("db1"); !strings.Contains(got, "@"+c.addr+"/") {
 			t.Errorf("%s=%s: postgresDSN = %q, want %s", PostgresVersionEnv, c.version, got, c.addr)
 		}
+	}
+}
+
+// TestMySQLSkipsNamingWhyItIsNotInstalled: where e2e/services.sh could not install MySQL (it writes the
+// reason to $CDCD_E2E_DIR/mysql/UNAVAILABLE), a MySQL test skips with that reason, before trying to
+// connect, even with the integration tier on.
+func TestMySQLSkipsNamingWhyItIsNotInstalled(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CDCD_E2E_DIR", dir)
+	t.Setenv(EnableEnv, "1")
+	t.Setenv("CDCD_MYSQL_PORT", "1") // nothing answers there: a connection attempt would fail the test
+	if err := os.MkdirAll(filepath.Join(dir, "mysql"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const reason = "debootstrap of Debian sid with mysql-server-core failed; see x"
+	if err := os.WriteFile(filepath.Join(dir, "mysql", "UNAVAILABLE"), []byte(reason+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recordingTB{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		MySQL(rec)
+	}()
+	<-done
+	if !rec.skipped || !strings.Contains(rec.message, "MYSQL NOT INSTALLED") || !strings.Contains(rec.message, reason) {
+		t.Errorf("skipped=%v failed=%v with %q, want a skip naming %q", rec.skipped, rec.failed, rec.message, reason)
 	}
 }

@@ -499,7 +499,13 @@ func decodeRowsEvent(e *replication.RowsEvent, data []byte) (err error) {
 			return err
 		}
 	}
-	return e.DecodeData(pos, data)
+	if err := e.DecodeData(pos, data); err != nil {
+		return err
+	}
+	if isPartialUpdate(e) {
+		return applyPartialJSON(e, data[pos:])
+	}
+	return nil
 }
 
 // selectsColumn reports whether bitmap (nil: none) selects one of the first count columns.

@@ -267,13 +267,14 @@ func (r *Reader) planProgress(captured []tables.ID, pos Offset, resumed *Offset)
 
 // currentPosition reads the binlog position and the executed GTID set.
 func (r *Reader) currentPosition(conn *client.Conn) (Offset, error) {
-	res, err := conn.Execute("SHOW MASTER STATUS")
+	stmt := BinlogStatusStatement(conn.GetServerVersion())
+	res, err := conn.Execute(stmt)
 	if err != nil {
-		return Offset{}, fmt.Errorf("reading the binlog position (SHOW MASTER STATUS; needs REPLICATION CLIENT): %w", err)
+		return Offset{}, fmt.Errorf("reading the binlog position (%s; needs REPLICATION CLIENT): %w", stmt, err)
 	}
 	defer res.Close() // recycles the buffer GetString's strings share: clone what outlives it
 	if len(res.Values) == 0 {
-		return Offset{}, fatal(fmt.Errorf("SHOW MASTER STATUS returned nothing: the server's binlog is off; start it with log_bin"))
+		return Offset{}, fatal(fmt.Errorf("%s returned nothing: the server's binlog is off; start it with log_bin", stmt))
 	}
 	file, _ := res.GetString(0, 0)
 	filePos, err := res.GetInt(0, 1)
@@ -703,8 +704,9 @@ func overrideColumns(fields []*gomysql.Field, table *tables.Table, listedAs stri
 	return arrange, nil
 }
 
-// selectList names every column of the table, in its order: SELECT * would leave out MariaDB's INVISIBLE
-// columns, which the table's schema (and Debezium's snapshot SELECT, which names its columns) holds.
+// selectList names every column of t, in t's order, for a SELECT that reads whole rows: "*" leaves out
+// MySQL's and MariaDB's INVISIBLE columns, which the binlog and the table's schema hold (Debezium names the
+// columns too).
 func selectList(t *tables.Table) string {
 	names := make([]string, len(t.Columns))
 	for i, c := range t.Columns {

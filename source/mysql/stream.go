@@ -173,25 +173,68 @@ func (st *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error
 	}
 	pos := int64(h.LogPos) - int64(h.EventSize) // this event's own position
 	st.lastEnd = int64(h.LogPos)
-	switch e := ev.Event.(type) {
+	if payload, ok := ev.Event.(*replication.TransactionPayloadEvent); ok {
+		return st.payload(ctx, payload, pos, int64(h.LogPos))
+	}
+	if done, err := st.dispatch(ctx, ev.Event, ev.Header.EventType, pos, int64(h.LogPos)); done || err != nil {
+		return err
+	}
+	st.countEvent()
+	return nil
+}
+
+// payload handles a TRANSACTION_PAYLOAD event (binlog_transaction_compression=ON): the transaction's
+// events after its GTID event, compressed, which go-mysql has decoded. Each is handled as it would be
+// uncompressed, but with the payload's header, as Debezium does: its rows carry the payload event's
+// position, the commit inside it records the payload's end, and the payload counts as one event of the
+// transaction (Debezium counts only the events the binlog client delivers). The inner events' own
+// positions are go-mysql's stand-ins (the decompressed buffer has none).
+func (st *stream) payload(ctx context.Context, e *replication.TransactionPayloadEvent, pos, end int64) error {
+	for _, inner := range e.Events {
+		if _, ok := inner.Event.(*replication.TransactionPayloadEvent); ok {
+			return fatal(st.errorf(pos, "a transaction payload event nested in another: the binlog is malformed"))
+		}
+		done, err := st.dispatch(ctx, inner.Event, inner.Header.EventType, pos, end)
+		if err != nil {
+			return err
+		}
+		if done && !st.inTx {
+			return nil // the transaction committed inside the payload
+		}
+	}
+	st.countEvent()
+	return nil
+}
+
+// countEvent counts the event just handled as one of the open transaction's, or as one a resumed
+// transaction had delivered already.
+func (st *stream) countEvent() {
+	st.txEvents++
+	if st.skipEvents > 0 && st.inTx {
+		st.skipEvents--
+		st.r.metrics.SkippedEvent()
+	}
+}
+
+// dispatch handles the binlog event e of type typ at pos, ending at end. done reports that the event
+// ended its statement or transaction (a commit, a DDL statement), and so is not counted as one of the
+// transaction's events.
+func (st *stream) dispatch(ctx context.Context, e replication.Event, typ replication.EventType, pos, end int64) (done bool, err error) {
+	switch e := e.(type) {
 	case *replication.RotateEvent:
 		st.file = string(e.NextLogName)
-		return nil
+		return true, nil
 	case *replication.MariadbGTIDEvent:
 		st.begin(pos, fmt.Sprintf("%d-%d-%d", e.GTID.DomainID, e.GTID.ServerID, e.GTID.SequenceNumber))
 		st.filteredSource = !st.r.cfg.includesGTIDSource(fmt.Sprintf("%d-%d", e.GTID.DomainID, e.GTID.ServerID))
 		st.txBegin() // MariaDB's GTID event stands for BEGIN
 	case *replication.GTIDEvent:
-		next, err := e.GTIDNext()
-		if err != nil {
-			return st.errorf(pos, "decoding a GTID event: %w", err)
+		if err := st.gtidEvent(e, pos); err != nil {
+			return false, err
 		}
-		st.begin(pos, next.String())
-		uuid, _, _ := strings.Cut(next.String(), ":")
-		st.filteredSource = !st.r.cfg.includesGTIDSource(uuid)
-		if e.OriginalCommitTimestamp > 0 {
-			// MySQL 8.0.1+: Debezium takes source.ts_ms from the original commit time (µs), in milliseconds.
-			st.commitTime = e.OriginalCommitTime().Truncate(time.Millisecond)
+	case *replication.GtidTaggedLogEvent:
+		if err := st.gtidEvent(&e.GTIDEvent, pos); err != nil {
+			return false, err
 		}
 	case *replication.QueryEvent:
 		q := strings.TrimSpace(string(e.Query))
@@ -206,32 +249,45 @@ func (st *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error
 			st.txBegin()
 		case strings.EqualFold(q, "COMMIT"):
 			st.txEnd()
-			return st.commit(ctx, int64(h.LogPos))
+			return true, st.commit(ctx, end)
 		case strings.EqualFold(q, "ROLLBACK"):
 			st.r.metrics.RolledBack()
 			fallthrough // handled as before: the statement goes to the schema history's parser, which ignores it
 		default:
 			if err := st.ddl(ctx, string(e.Schema), q, pos); err != nil {
-				return err
+				return false, err
 			}
-			return st.commit(ctx, int64(h.LogPos)) // a DDL statement commits implicitly
+			return true, st.commit(ctx, end) // a DDL statement commits implicitly
 		}
 	case *replication.MariadbAnnotateRowsEvent:
 		st.query = string(e.Query)
 	case *replication.RowsQueryEvent:
 		st.query = string(e.Query)
 	case *replication.RowsEvent:
-		if err := st.rows(ev.Header.EventType, e, pos); err != nil {
-			return err
+		if err := st.rows(typ, e, pos); err != nil {
+			return false, err
 		}
 	case *replication.XIDEvent:
 		st.txEnd()
-		return st.commit(ctx, int64(h.LogPos))
+		return true, st.commit(ctx, end)
 	}
-	st.txEvents++
-	if st.skipEvents > 0 && st.inTx {
-		st.skipEvents--
-		st.r.metrics.SkippedEvent()
+	return false, nil
+}
+
+// gtidEvent starts the transaction of a MySQL GTID event, tagged (GTID_TAGGED_LOG, MySQL 8.3+:
+// uuid:tag:n) or not.
+func (st *stream) gtidEvent(e *replication.GTIDEvent, pos int64) error {
+	next, err := e.GTIDNext()
+	if err != nil {
+		return st.errorf(pos, "decoding a GTID event: %w", err)
+	}
+	st.begin(pos, next.String())
+	uuid, _, _ := strings.Cut(next.String(), ":")
+	st.filteredSource = !st.r.cfg.includesGTIDSource(uuid)
+	if e.OriginalCommitTimestamp > 0 {
+		// MySQL 8.0.1+: Debezium takes the source times from the original commit time, to the microsecond
+		// (source.ts_us; ts_ms its milliseconds, ts_ns its microseconds in nanoseconds).
+		st.commitTime = e.OriginalCommitTime()
 	}
 	return nil
 }
@@ -277,14 +333,18 @@ func (st *stream) rows(typ replication.EventType, e *replication.RowsEvent, pos 
 	var op byte
 	step := 1
 	switch typ {
-	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2:
+	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2,
+		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1:
 		op = 'c'
-	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2:
+	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2,
+		replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1,
+		replication.PARTIAL_UPDATE_ROWS_EVENT: // its after images made whole at decoding (partialjson.go)
 		op, step = 'u', 2
-	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2:
+	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2,
+		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
 		op = 'd'
 	default:
-		return nil // partial-JSON updates and others cdcd refuses at the server check
+		return st.errorf(pos, "a rows event of type %s, which cdcd does not know", typ)
 	}
 	if st.r.cfg.SkippedOps[op] || covered && op == 'c' {
 		return nil
@@ -531,7 +591,7 @@ func (st *stream) ddl(ctx context.Context, database, stmt string, pos int64) err
 	if st.gtids != nil {
 		at.GTIDs = st.gtids.String()
 	}
-	evs, err := st.r.applyDDL(ctx, database, stmt, at, sourceBlock{ts: st.ts, db: database, serverID: st.serverID,
+	evs, err := st.r.applyDDL(ctx, database, stmt, at, sourceBlock{ts: st.eventTime(), db: database, serverID: st.serverID,
 		gtid: st.txGTID, file: st.file, pos: pos, thread: st.thread})
 	if err != nil {
 		return err

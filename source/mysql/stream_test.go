@@ -47,7 +47,8 @@ func rows(typ replication.EventType, values ...[]any) *replication.RowsEvent {
 
 // TestMySQLTransaction feeds a MySQL-flavor transaction as the binlog carries it — GTID event with the
 // original commit time, BEGIN query, table map, V2 rows event, XID — and checks the batch: one event per
-// row with MySQL's source block (UUID GTID, ts_ms from the original commit time), and an offset after the
+// row with MySQL's source block (UUID GTID, ts_ms and ts_us from the original commit time, to the
+// microsecond), and an offset after the
 // commit with the GTID set grown by the transaction.
 func TestMySQLTransaction(t *testing.T) {
 	r := testReader(t, types.MySQL)
@@ -77,7 +78,8 @@ func TestMySQLTransaction(t *testing.T) {
 	}
 	src := b.Events[1].Value.(*schema.Struct).Get("source").(*schema.Struct)
 	checks := map[string]any{
-		"connector": "mysql", "gtid": "3e11fa47-71ca-11e1-9e33-c80aa9429562:5", "ts_ms": commit.Truncate(time.Millisecond).UnixMilli(),
+		"connector": "mysql", "gtid": "3e11fa47-71ca-11e1-9e33-c80aa9429562:5", "ts_ms": commit.UnixMilli(),
+		"ts_us": commit.UnixMicro(), "ts_ns": commit.UnixMicro() * 1000,
 		"file": "mysql-bin.000003", "pos": int64(330), "row": int32(1), "server_id": int64(42), "thread": int64(99), "table": "t", "db": "d", // the BEGIN's thread
 	}
 	for field, want := range checks {
@@ -227,5 +229,93 @@ func TestEventProcessingFailureHandlingMode(t *testing.T) {
 		if b := <-out; len(b.Events) != 1 {
 			t.Errorf("%s: %d events, want the convertible row's only", mode, len(b.Events))
 		}
+	}
+}
+
+// TestMySQLDDLTimeIsTheCommitTime: a DDL statement's schema change event takes its source time from its
+// GTID event's original commit time (microseconds), as its row changes would, not from the binlog
+// header's whole seconds.
+func TestMySQLDDLTimeIsTheCommitTime(t *testing.T) {
+	r := testReader(t, types.MySQL)
+	r.history = &history{log: &memoryLog{}, topic: "h"}
+	out := make(chan source.Batch, 4)
+	st, err := r.newStream(context.Background(), out, Offset{File: "mysql-bin.000003", Pos: 4, GTIDs: "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := [16]byte{0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1, 0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62}
+	commit := time.Date(2026, 11, 30, 10, 0, 0, 123456000, time.UTC)
+	for _, ev := range []*replication.BinlogEvent{
+		event(replication.GTID_EVENT, 1800000000, 200, 65, &replication.GTIDEvent{SID: sid[:], GNO: 5, OriginalCommitTimestamp: uint64(commit.UnixMicro())}),
+		event(replication.QUERY_EVENT, 1800000000, 300, 100, &replication.QueryEvent{Schema: []byte("d"), Query: []byte("CREATE TABLE u (id INT PRIMARY KEY)")}),
+	} {
+		if err := st.handle(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := <-out
+	if len(b.Events) == 0 {
+		t.Fatal("no schema change event")
+	}
+	src := b.Events[0].Value.(*schema.Struct).Get("source").(*schema.Struct)
+	if got := src.Get("ts_ms"); got != commit.UnixMilli() {
+		t.Errorf("source.ts_ms = %v, want %d", got, commit.UnixMilli())
+	}
+	if got := src.Get("ts_us"); got != commit.UnixMicro() {
+		t.Errorf("source.ts_us = %v, want %d", got, commit.UnixMicro())
+	}
+}
+
+// TestMySQLCompressedTransactionPositions: the events of a TRANSACTION_PAYLOAD (go-mysql has decoded them,
+// with positions of its own) are handled as if uncompressed, at the payload event's position, as Debezium
+// records them: each row's source.pos is the payload's start, the commit's offset its end, and the GTID
+// event before it names the transaction.
+func TestMySQLCompressedTransactionPositions(t *testing.T) {
+	r := testReader(t, types.MySQL)
+	out := make(chan source.Batch, 4)
+	st, err := r.newStream(context.Background(), out, Offset{File: "mysql-bin.000003", Pos: 4, GTIDs: "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := [16]byte{0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1, 0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62}
+	inner := func(typ replication.EventType, e replication.Event) *replication.BinlogEvent {
+		return event(typ, 1, 7, 3, e) // go-mysql's stand-in positions, which must not be used
+	}
+	payload := &replication.TransactionPayloadEvent{Events: []*replication.BinlogEvent{
+		inner(replication.QUERY_EVENT, &replication.QueryEvent{Query: []byte("BEGIN")}),
+		inner(replication.TABLE_MAP_EVENT, &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t")}),
+		inner(replication.WRITE_ROWS_EVENTv2, rows(replication.WRITE_ROWS_EVENTv2, []any{int32(1), "a"}, []any{int32(2), "b"})),
+		inner(replication.UPDATE_ROWS_EVENTv2, rows(replication.UPDATE_ROWS_EVENTv2, []any{int32(1), "a"}, []any{int32(1), "c"})),
+		inner(replication.XID_EVENT, &replication.XIDEvent{XID: 9}),
+	}}
+	for _, ev := range []*replication.BinlogEvent{
+		event(replication.GTID_EVENT, 1800000000, 200, 65, &replication.GTIDEvent{SID: sid[:], GNO: 5}),
+		event(replication.TRANSACTION_PAYLOAD_EVENT, 1800000000, 500, 300, payload),
+	} {
+		if err := st.handle(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b source.Batch
+	select { // handle sends synchronously into the buffered channel: a batch is there, or none came
+	case b = <-out:
+	default:
+		t.Fatal("no batch: the commit inside the payload was not handled")
+	}
+	if len(b.Events) != 3 {
+		t.Fatalf("%d events, want 3", len(b.Events))
+	}
+	for i, ev := range b.Events {
+		src := ev.Value.(*schema.Struct).Get("source").(*schema.Struct)
+		if pos, gtid := src.Get("pos"), src.Get("gtid"); pos != int64(200) || gtid != "3e11fa47-71ca-11e1-9e33-c80aa9429562:5" {
+			t.Errorf("event %d: source.pos %v, gtid %v; want the payload's position 200 and GTID :5", i, pos, gtid)
+		}
+	}
+	off := b.Position.(binlogPosition).Offset
+	if off.Pos != 500 || off.GTIDs != "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5" {
+		t.Errorf("offset %+v, want the payload's end 500 and the GTID set with :5", off)
+	}
+	if st.inTx || st.txEvents != 0 {
+		t.Errorf("after the commit inside the payload: in a transaction %v, %d events counted", st.inTx, st.txEvents)
 	}
 }

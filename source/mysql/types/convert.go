@@ -70,6 +70,10 @@ func (m Modes) fromBinlog(c *tables.Column, k kind, v any) (any, error) {
 			}
 			return debeziumJSON(string(b)), nil
 		}
+	case kindFloatVector:
+		if b, ok := asBytes(v); ok {
+			return floatVector(b)
+		}
 	case kindDate, kindDatetime, kindTimestamp:
 		return m.temporalFromBinlog(c, k, v)
 	case kindTime:
@@ -174,6 +178,8 @@ func (m Modes) fromSnapshot(c *tables.Column, k kind, v mysql.FieldValue) (any, 
 		return string(b), nil
 	case kindBinary:
 		return m.binaryValue(c, bytes.Clone(b), true), nil
+	case kindFloatVector:
+		return floatVector(b)
 	case kindDate, kindDatetime, kindTimestamp:
 		d, err := parseCivil(string(b))
 		if err != nil {

@@ -40,6 +40,9 @@ const (
 	kindTimestamp // TIMESTAMP: JDBC TIMESTAMP_WITH_TIMEZONE, io.debezium.time.ZonedTimestamp
 	kindPoint
 	kindGeometry
+	// kindFloatVector is MySQL's VECTOR (9.0+): io.debezium.data.FloatVector, as Debezium 3.6's MySQL
+	// connector maps it.
+	kindFloatVector
 	kindUUID
 	// kindInet is MariaDB's INET4 and INET6 (10.10+), which Debezium's MariaDB grammar cannot parse: cdcd
 	// maps them to their text, as the server prints them.
@@ -135,6 +138,8 @@ func (m Modes) classify(c *tables.Column) (kind, error) {
 		return kindUint64, nil
 	case typeNameIs(t, floatNames...) && !c.HasScale && (!c.HasLength || c.Length <= 24):
 		return kindFloat32, nil
+	case typeNameIs(t, "VECTOR") && m.Flavor == MySQL:
+		return kindFloatVector, nil
 	case typeNameIs(t, "VECTOR"):
 		return 0, fmt.Errorf("%w: %s", ErrUnsupportedType, c.TypeName)
 	}

@@ -111,6 +111,8 @@ func (m Modes) baseSchema(c *tables.Column, k kind) *schema.Schema {
 		return schema.Point()
 	case kindGeometry:
 		return schema.Geometry()
+	case kindFloatVector:
+		return schema.FloatVector()
 	case kindUUID:
 		return schema.Uuid()
 	case kindInet:

@@ -3,9 +3,12 @@ package types
 import (
 	"bytes"
 	"errors"
-	"github.com/cdcd/cdcd/schema"
+	"reflect"
 	"testing"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/cdcd/cdcd/schema"
 	"github.com/cdcd/cdcd/source/mysql/tables"
 )
 
@@ -55,9 +58,9 @@ func TestSchemaRefusesUnmappedModesAndTypes(t *testing.T) {
 		t.Errorf("zero Modes: err = %v, want ErrMode", err)
 	}
 	for _, c := range []*tables.Column{
-		{Name: "v", JDBCType: 1111, TypeName: "VECTOR"},
-		{Name: "x", JDBCType: 1111, TypeName: "INET6"}, // MySQL has no INET types…
-		{Name: "u", JDBCType: 1111, TypeName: "UUID"},  // …and no UUID type
+		{Name: "v", JDBCType: 1111, TypeName: "VECTOR"}, // MariaDB's: the MySQL connector's mapping is MySQL's
+		{Name: "x", JDBCType: 1111, TypeName: "INET6"},  // MySQL has no INET types…
+		{Name: "u", JDBCType: 1111, TypeName: "UUID"},   // …and no UUID type
 	} {
 		m := DefaultModes
 		if c.TypeName != "VECTOR" {
@@ -90,5 +93,28 @@ func TestInetColumnsAreStrings(t *testing.T) {
 	}
 	if _, err := DefaultModes.FromBinlog(&tables.Column{Name: "a", TypeName: "INET4"}, []byte{1, 2}); !errors.Is(err, ErrValue) {
 		t.Errorf("a 2-byte INET4: %v, want ErrValue", err)
+	}
+}
+
+// TestMySQLVectorIsAFloatVector: MySQL's VECTOR is io.debezium.data.FloatVector, an array of FLOAT32 read
+// from the little-endian floats the server sends, in the binlog and in a snapshot's rows alike.
+func TestMySQLVectorIsAFloatVector(t *testing.T) {
+	m := DefaultModes
+	m.Flavor = MySQL
+	col := &tables.Column{Name: "v", JDBCType: 1111, TypeName: "VECTOR", Length: 3, HasLength: true, Optional: true}
+	s, err := m.Schema(col)
+	if err != nil || s.Type != schema.Array || s.Name != "io.debezium.data.FloatVector" || s.Version != 1 || s.Items == nil || s.Items.Type != schema.Float32 || s.Items.Optional {
+		t.Fatalf("schema %+v, %v", s, err)
+	}
+	raw := []byte{0, 0, 0xc0, 0x3f, 0, 0, 0, 0, 0, 0, 0x50, 0xc0} // 1.5, 0, -3.25
+	want := []any{float32(1.5), float32(0), float32(-3.25)}
+	if got, err := m.FromBinlog(col, raw); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("binlog: %v, %v; want %v", got, err, want)
+	}
+	if got, err := m.FromSnapshot(col, mysql.NewFieldValue(mysql.FieldValueTypeString, 0, raw)); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("snapshot: %v, %v; want %v", got, err, want)
+	}
+	if _, err := m.FromBinlog(col, raw[:5]); !errors.Is(err, ErrValue) {
+		t.Errorf("a 5-byte VECTOR: %v, want ErrValue", err)
 	}
 }

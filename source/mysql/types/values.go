@@ -296,6 +296,8 @@ func (m Modes) nullValue(c *tables.Column, k kind) (any, error) {
 		return int64(0), nil
 	case kindTimestamp:
 		return epochZoned, nil
+	case kindFloatVector:
+		return []any{}, nil
 	case kindGeometry:
 		return &schema.Struct{Schema: geometrySchema, Values: []any{emptyGeometryCollection(), nil}}, nil
 	}
@@ -308,3 +310,16 @@ const epochZoned = "1970-01-01T00:00:00Z"
 
 // emptyGeometryCollection is the WKB of GEOMETRYCOLLECTION EMPTY, BinlogGeometry.createEmpty.
 func emptyGeometryCollection() []byte { return []byte{1, 7, 0, 0, 0, 0, 0, 0, 0} }
+
+// floatVector is a VECTOR value, as the server stores and sends it (binlog and text protocol alike):
+// its elements as little-endian IEEE 754 single-precision floats.
+func floatVector(b []byte) (any, error) {
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("%w: a VECTOR value of %d bytes, not a whole number of 4-byte elements", ErrValue, len(b))
+	}
+	out := make([]any, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out, nil
+}
