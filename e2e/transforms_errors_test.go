@@ -14,7 +14,8 @@ import (
 
 // TestTransformFailureFailsTheTask checks Connect's default errors.tolerance=none end to end: a record
 // that a transform cannot take (a Cast of text that is not a number) fails the task for good, the REST
-// status names the record's topic, key columns and the transform (not the row's data), and the records before it were delivered.
+// status names the record's topic, key columns and the transform (not the row's data), and the records
+// before it were delivered.
 func TestTransformFailureFailsTheTask(t *testing.T) {
 	dsn := testenv.NewPostgresDB(t)
 	brokers := testenv.Kafka(t)
