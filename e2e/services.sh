@@ -802,6 +802,10 @@ mysql_start() {
 			chroot "$MYSQL_ROOT" /usr/sbin/mysqld --defaults-file=/cdcd/my.cnf --initialize-insecure \
 				>"$MYSQL_DIR/initialize.log" 2>&1 || die "mysqld --initialize-insecure failed; see $MYSQL_LOG"
 		fi
+		# A mysqld killed by SIGKILL (`crash mysql`) leaves its socket's lock file naming its pid; once another
+		# process has that pid, the next mysqld refuses to start ("Another process with pid N is using unix
+		# socket file"). No mysqld of ours runs here, so both files are stale.
+		rm -f "$MYSQL_ROOT/cdcd/mysqld.sock" "$MYSQL_ROOT/cdcd/mysqld.sock.lock"
 		log "starting mysql on 127.0.0.1:$MYSQL_PORT"
 		spawn "$MYSQL_PID" "$MYSQL_DIR/mysqld.out" chroot "$MYSQL_ROOT" /usr/sbin/mysqld --defaults-file=/cdcd/my.cnf
 		wait_ready mysql mysql_pid mysql_ready "$MYSQL_LOG"
