@@ -77,12 +77,18 @@ func securedCall(t *testing.T, client *http.Client, method, url, user, password,
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	return sendAs(t, client, req, user, password)
+}
+
+// sendAs sends req through client, with basic credentials when user is set, and returns the status and body.
+func sendAs(t *testing.T, client *http.Client, req *http.Request, user, password string) (int, string) {
+	t.Helper()
 	if user != "" {
 		req.SetBasicAuth(user, password)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
@@ -92,7 +98,7 @@ func securedCall(t *testing.T, client *http.Client, method, url, user, password,
 // TestRESTSecurity runs two cdcd distributed workers with https listeners and basic authentication, and
 // a standalone worker with the same: requests need credentials; a connector created through the
 // follower is forwarded to the leader over TLS with the client's credentials; the follower's task
-// configs reach the leader through the internal endpoint, which needs none; the task runs.
+// configs reach the leader through the internal endpoint, signed with the group's session key; the task runs.
 func TestRESTSecurity(t *testing.T) {
 	dsn := testenv.NewPostgresDB(t)
 	brokers := testenv.Kafka(t)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -55,16 +54,7 @@ func internalCall(t *testing.T, method, url string, body []byte, key []byte, use
 			t.Fatal(err)
 		}
 	}
-	if user != "" {
-		req.SetBasicAuth(user, password)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	got, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(got)
+	return sendAs(t, http.DefaultClient, req, user, password)
 }
 
 // TestInterWorkerRequestsSigned runs two cdcd distributed workers with basic authentication and
